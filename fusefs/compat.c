@@ -1,0 +1,267 @@
+/* compat.c - see compat.h. The Linux flavour uses O_PATH anchors, openat2
+ * and /proc/self/fd for xattrs; the portable flavour (macOS, and Linux with
+ * -Dportable_fallback=true) uses plain POSIX *at() calls with O_NOFOLLOW. */
+#include "compat.h"
+#include "util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/sysmacros.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#ifndef SANDYFS_PORTABLE_FALLBACK
+#include <linux/openat2.h>
+#include <sys/syscall.h>
+#endif
+
+/* A libc result as 0-or-value, or negative errno. */
+static inline int neg_errno(int r)
+{
+	return r < 0 ? -errno : r;
+}
+
+const char *sfs_compat_flavour(void)
+{
+#ifdef SANDYFS_PORTABLE_FALLBACK
+	return "portable (no O_PATH, openat2 or /proc)";
+#else
+	return "linux (O_PATH, openat2, /proc/self/fd)";
+#endif
+}
+
+int sfs_anchor_flags(void)
+{
+#ifdef SANDYFS_PORTABLE_FALLBACK
+	return O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
+#else
+	return O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
+#endif
+}
+
+/* The walk every flavour can do: one component at a time, each opened with
+ * O_NOFOLLOW relative to the previous one, ".." refused, so nothing
+ * resolves outside DIRFD whatever the host does to the tree meanwhile. */
+static int open_beneath_walk(int dirfd, const char *relpath, int flags, mode_t mode)
+{
+	char buf[PATH_MAX];
+	size_t len = strlen(relpath);
+	int cur = dirfd;
+
+	if (len >= sizeof(buf))
+		return -ENAMETOOLONG;
+	memcpy(buf, relpath, len + 1);
+
+	char *comp = buf;
+	for (;;) {
+		char *slash = strchr(comp, '/');
+		while (slash && slash[1] == '/')
+			*slash++ = '\0';
+		if (slash)
+			*slash = '\0';
+		if (strcmp(comp, "..") == 0) {
+			if (cur != dirfd)
+				close(cur);
+			return -EXDEV;
+		}
+		bool last = !slash || slash[1] == '\0';
+		int fd;
+		if (last)
+			fd = openat(cur, *comp ? comp : ".", flags | O_NOFOLLOW | O_CLOEXEC, mode);
+		else
+			fd = openat(cur, *comp ? comp : ".", sfs_anchor_flags());
+		if (fd < 0)
+			fd = -errno;
+		if (cur != dirfd)
+			close(cur);
+		if (fd < 0 || last)
+			return fd;
+		cur = fd;
+		comp = slash + 1;
+	}
+}
+
+int sfs_open_beneath(int dirfd, const char *relpath, int flags, mode_t mode)
+{
+#ifndef SANDYFS_PORTABLE_FALLBACK
+	static atomic_int no_openat2;
+
+	if (!atomic_load_explicit(&no_openat2, memory_order_relaxed)) {
+		struct open_how how = {
+			.flags = (uint64_t)(flags | O_NOFOLLOW | O_CLOEXEC),
+			.mode = (flags & (O_CREAT | __O_TMPFILE)) ? mode : 0,
+			.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+		};
+		long fd = syscall(SYS_openat2, dirfd, relpath, &how, sizeof(how));
+		if (fd >= 0)
+			return (int)fd;
+		/* ENOSYS: an older kernel; EPERM: a seccomp filter that
+		 * does not know the call. Either way the walk is as safe. */
+		if (errno != ENOSYS && errno != EPERM)
+			return -errno;
+		atomic_store_explicit(&no_openat2, 1, memory_order_relaxed);
+	}
+#endif
+	return open_beneath_walk(dirfd, relpath, flags, mode);
+}
+
+int sfs_stat_fd(int fd, struct sfs_stat *out)
+{
+#ifndef SANDYFS_PORTABLE_FALLBACK
+	return sfs_stat_at(fd, "", out);
+#else
+	out->btime_ns = 0;
+	return neg_errno(fstat(fd, &out->st));
+#endif
+}
+
+int sfs_stat_at(int dirfd, const char *name, struct sfs_stat *out)
+{
+#ifndef SANDYFS_PORTABLE_FALLBACK
+	struct statx stx;
+	int flags = AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT | (*name ? 0 : AT_EMPTY_PATH);
+
+	if (statx(dirfd, name, flags, STATX_BASIC_STATS | STATX_BTIME, &stx) < 0)
+		return -errno;
+	struct stat *st = &out->st;
+	memset(st, 0, sizeof(*st));
+	st->st_dev = makedev(stx.stx_dev_major, stx.stx_dev_minor);
+	st->st_ino = stx.stx_ino;
+	st->st_mode = stx.stx_mode;
+	st->st_nlink = stx.stx_nlink;
+	st->st_uid = stx.stx_uid;
+	st->st_gid = stx.stx_gid;
+	st->st_rdev = makedev(stx.stx_rdev_major, stx.stx_rdev_minor);
+	st->st_size = (off_t)stx.stx_size;
+	st->st_blksize = stx.stx_blksize;
+	st->st_blocks = (blkcnt_t)stx.stx_blocks;
+	st->st_atim.tv_sec = stx.stx_atime.tv_sec;
+	st->st_atim.tv_nsec = stx.stx_atime.tv_nsec;
+	st->st_mtim.tv_sec = stx.stx_mtime.tv_sec;
+	st->st_mtim.tv_nsec = stx.stx_mtime.tv_nsec;
+	st->st_ctim.tv_sec = stx.stx_ctime.tv_sec;
+	st->st_ctim.tv_nsec = stx.stx_ctime.tv_nsec;
+	out->btime_ns = (stx.stx_mask & STATX_BTIME)
+				? (uint64_t)stx.stx_btime.tv_sec * 1000000000u + stx.stx_btime.tv_nsec
+				: 0;
+	return 0;
+#else
+	out->btime_ns = 0;
+	return neg_errno(fstatat(dirfd, *name ? name : ".", &out->st, AT_SYMLINK_NOFOLLOW));
+#endif
+}
+
+/* The inode NAME names, held open for the calls that only take an fd or a
+ * path: an fd opened for reading on the portable flavour (only regular
+ * files and directories: opening a device or FIFO can have effects), an
+ * O_PATH fd reached through /proc/self/fd on Linux. Symlinks are refused
+ * with EPERM: no race-free call reaches a symlink's own xattrs on every
+ * kernel this runs on. */
+struct attr_target {
+	int fd;
+	char path[32];
+};
+
+static int attr_target_open(int dirfd, const char *name, struct attr_target *t)
+{
+	struct stat st;
+
+	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return -errno;
+	if (S_ISLNK(st.st_mode))
+		return -EPERM;
+#ifdef SANDYFS_PORTABLE_FALLBACK
+	if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
+		return -EPERM;
+	t->fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (t->fd < 0 && errno == EACCES && S_ISREG(st.st_mode))
+		t->fd = openat(dirfd, name, O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+#else
+	t->fd = openat(dirfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+#endif
+	if (t->fd < 0)
+		return errno == ELOOP ? -EPERM : -errno;
+	snprintf(t->path, sizeof(t->path), "/proc/self/fd/%d", t->fd);
+	return 0;
+}
+
+/* Closes the target and turns a libc result into value-or-negative-errno. */
+static ssize_t attr_target_done(struct attr_target *t, ssize_t r)
+{
+	r = r < 0 ? -errno : r;
+	close(t->fd);
+	return r;
+}
+
+int sfs_chmod_at(int dirfd, const char *name, mode_t mode)
+{
+#ifdef SANDYFS_PORTABLE_FALLBACK
+	struct attr_target t;
+	int r = attr_target_open(dirfd, name, &t);
+	if (r < 0)
+		return r == -EPERM ? -EOPNOTSUPP : r;
+	return (int)attr_target_done(&t, fchmod(t.fd, mode));
+#else
+	return neg_errno(fchmodat(dirfd, name, mode, AT_SYMLINK_NOFOLLOW));
+#endif
+}
+
+#ifdef SANDYFS_PORTABLE_FALLBACK
+#define XATTR_CALL(fdcall, pathcall) fdcall
+#else
+#define XATTR_CALL(fdcall, pathcall) pathcall
+#endif
+
+ssize_t sfs_getxattr_at(int dirfd, const char *name, const char *attr, void *buf, size_t size)
+{
+	struct attr_target t;
+	int r = attr_target_open(dirfd, name, &t);
+	if (r < 0)
+		return r;
+	return attr_target_done(&t, XATTR_CALL(fgetxattr(t.fd, attr, buf, size),
+					       getxattr(t.path, attr, buf, size)));
+}
+
+ssize_t sfs_listxattr_at(int dirfd, const char *name, char *buf, size_t size)
+{
+	struct attr_target t;
+	int r = attr_target_open(dirfd, name, &t);
+	if (r < 0)
+		return r;
+	return attr_target_done(&t, XATTR_CALL(flistxattr(t.fd, buf, size),
+					       listxattr(t.path, buf, size)));
+}
+
+int sfs_setxattr_at(int dirfd, const char *name, const char *attr, const void *value,
+		    size_t size, int flags)
+{
+	struct attr_target t;
+	int r = attr_target_open(dirfd, name, &t);
+	if (r < 0)
+		return r;
+	return (int)attr_target_done(&t, XATTR_CALL(fsetxattr(t.fd, attr, value, size, flags),
+						    setxattr(t.path, attr, value, size, flags)));
+}
+
+int sfs_removexattr_at(int dirfd, const char *name, const char *attr)
+{
+	struct attr_target t;
+	int r = attr_target_open(dirfd, name, &t);
+	if (r < 0)
+		return r;
+	return (int)attr_target_done(&t, XATTR_CALL(fremovexattr(t.fd, attr),
+						    removexattr(t.path, attr)));
+}
+
+int sfs_rename_at(int olddirfd, const char *oldname, int newdirfd, const char *newname,
+		  unsigned int flags)
+{
+	if (flags == 0)
+		return neg_errno(renameat(olddirfd, oldname, newdirfd, newname));
+	return neg_errno(renameat2(olddirfd, oldname, newdirfd, newname, flags));
+}

@@ -1,0 +1,61 @@
+/* compat.h - the portability layer: every host call whose best form is
+ * Linux-only (O_PATH, openat2, /proc/self/fd) goes through here, with a
+ * fallback that uses none of them. The fallback is what a macOS/macFUSE
+ * build takes (SPEC §6); -Dportable_fallback=true builds it on Linux so the
+ * whole test suite runs against it too.
+ *
+ * Every function works relative to a directory fd, never follows a
+ * symlink in any component it resolves, and returns a negative errno on
+ * failure (0 or a non-negative value on success). */
+#ifndef SANDYFS_COMPAT_H
+#define SANDYFS_COMPAT_H
+
+#include <stdint.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+
+/* What the daemon needs to know about a host inode: its identity (dev, ino
+ * and, where the filesystem records it, the birth time, so that a reused
+ * inode number is never mistaken for the old file) and its attributes. */
+struct sfs_stat {
+	struct stat st;
+	uint64_t btime_ns; /* 0 when the filesystem does not say */
+};
+
+/* Name of the compiled-in flavour, for --version. */
+const char *sfs_compat_flavour(void);
+
+/* Open flags of a directory fd that is only ever used as the anchor of
+ * *at() calls: O_PATH where it exists (no read permission needed). */
+int sfs_anchor_flags(void);
+
+/* Opens RELPATH (one or more components, no leading '/') beneath DIRFD.
+ * No component may be a symlink or "..": openat2 with RESOLVE_BENEATH |
+ * RESOLVE_NO_SYMLINKS where the kernel has it, else a component walk with
+ * O_NOFOLLOW. Returns the fd or -errno. */
+int sfs_open_beneath(int dirfd, const char *relpath, int flags, mode_t mode);
+
+/* lstat of NAME (one component, or "." for DIRFD itself). */
+int sfs_stat_at(int dirfd, const char *name, struct sfs_stat *out);
+
+/* fstat of an open fd, with the birth time where available. */
+int sfs_stat_fd(int fd, struct sfs_stat *out);
+
+/* chmod of NAME without following it if it is a symlink. */
+int sfs_chmod_at(int dirfd, const char *name, mode_t mode);
+
+/* Extended attributes of NAME, never following a symlink. On the fallback
+ * they go through an fd opened for reading; symlinks answer EPERM there
+ * and on Linux alike, since no race-free call reaches a symlink's xattrs
+ * on every kernel this runs on. */
+ssize_t sfs_getxattr_at(int dirfd, const char *name, const char *attr, void *buf, size_t size);
+ssize_t sfs_listxattr_at(int dirfd, const char *name, char *buf, size_t size);
+int sfs_setxattr_at(int dirfd, const char *name, const char *attr, const void *value,
+		    size_t size, int flags);
+int sfs_removexattr_at(int dirfd, const char *name, const char *attr);
+
+/* renameat2 with the Linux flags (RENAME_NOREPLACE, RENAME_EXCHANGE). */
+int sfs_rename_at(int olddirfd, const char *oldname, int newdirfd, const char *newname,
+		  unsigned int flags);
+
+#endif

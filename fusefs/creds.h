@@ -1,0 +1,27 @@
+/* creds.h - running a request as the process that made it. When sandyfs
+ * runs as root (for --allow-other), each request that creates, changes or
+ * opens something on the host is carried out with the caller's fsuid, fsgid
+ * and supplementary groups, so ownership of new files and the host's own
+ * permission checks are exactly the ones the caller would get natively.
+ * Only the calling thread's credentials change (raw syscalls: glibc's
+ * setgroups would change every thread). */
+#ifndef SANDYFS_CREDS_H
+#define SANDYFS_CREDS_H
+
+#define FUSE_USE_VERSION 314
+#include <fuse_lowlevel.h>
+#include <stdbool.h>
+
+struct sfs_creds {
+	bool switched;
+};
+
+/* Decides once whether switching is possible (the daemon is root). */
+void sfs_creds_init(void);
+
+/* Takes on the identity of REQ's caller; 0 or -errno (nothing switched). */
+int sfs_creds_enter(fuse_req_t req, struct sfs_creds *saved);
+void sfs_creds_leave(struct sfs_creds *saved);
+#define cleanup_creds __attribute__((cleanup(sfs_creds_leave)))
+
+#endif

@@ -1,0 +1,385 @@
+/* daemon.c - see daemon.h. */
+
+#include "daemon.h"
+#include "compat.h"
+#include "ops.h"
+#include "util.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
+
+static void error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void error(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	fputs("sandyfs: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+}
+
+/* Undoes the octal escapes of /proc/self/mountinfo (\040 for a space). */
+static void unescape_mountinfo(char *s)
+{
+	char *out = s;
+
+	for (; *s; s++) {
+		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '7' && s[2] >= '0' && s[2] <= '7' &&
+		    s[3] >= '0' && s[3] <= '7') {
+			*out++ = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0'));
+			s += 3;
+		} else {
+			*out++ = *s;
+		}
+	}
+	*out = '\0';
+}
+
+/* Whether PATH (absolute, resolved) is a mount point; FSTYPE gets its type. */
+static bool is_mount_point(const char *path, char *fstype, size_t size)
+{
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	char line[8192];
+	bool found = false;
+
+	if (!f) {
+		/* Without /proc: a mount root sits on another device than its
+		 * parent directory. */
+		struct stat a, b;
+		char parent[PATH_MAX];
+		snprintf(parent, sizeof(parent), "%s/..", path);
+		snprintf(fstype, size, "unknown");
+		return stat(path, &a) == 0 && stat(parent, &b) == 0 && a.st_dev != b.st_dev;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		/* id parent major:minor root mountpoint opts... - fstype src */
+		char *fields[5], *save = NULL, *p = line;
+		int i;
+		for (i = 0; i < 5; i++, p = NULL)
+			if (!(fields[i] = strtok_r(p, " ", &save)))
+				break;
+		if (i < 5)
+			continue;
+		unescape_mountinfo(fields[4]);
+		if (strcmp(fields[4], path) != 0)
+			continue;
+		char *rest = strtok_r(NULL, "\n", &save);
+		char *dash = rest ? strstr(rest, " - ") : NULL;
+		snprintf(fstype, size, "%s", dash ? dash + 3 : "unknown");
+		fstype[strcspn(fstype, " ")] = '\0';
+		found = true;
+	}
+	fclose(f);
+	return found;
+}
+
+/* Checks MOUNTPOINT and resolves it into RESOLVED. Messages name it. */
+static int check_mountpoint(const char *mp, const char *source_resolved, char *resolved)
+{
+	struct stat st;
+	char fstype[64];
+
+	if (stat(mp, &st) < 0) {
+		if (errno == ENOTCONN) {
+			error("mountpoint '%s' is a dead mount (its daemon is gone); "
+			      "clean it up with 'sandyfs umount %s'",
+			      mp, mp);
+			return -1;
+		}
+		if (errno == ENOENT)
+			error("mountpoint '%s' does not exist", mp);
+		else
+			error("cannot use mountpoint '%s': %s", mp, strerror(errno));
+		return -1;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		error("mountpoint '%s' is not a directory", mp);
+		return -1;
+	}
+	if (!realpath(mp, resolved)) {
+		error("cannot resolve mountpoint '%s': %s", mp, strerror(errno));
+		return -1;
+	}
+	if (is_mount_point(resolved, fstype, sizeof(fstype))) {
+		error("mountpoint '%s' is already a mount (%s); unmount it first", mp, fstype);
+		return -1;
+	}
+	size_t sl = strlen(source_resolved);
+	if (strncmp(resolved, source_resolved, sl) == 0 && resolved[sl] == '/') {
+		/* The daemon reaches SOURCE by walking it: a mount inside it
+		 * would send the daemon's own lookups back to itself. */
+		error("mountpoint '%s' is inside source '%s'", mp, source_resolved);
+		return -1;
+	}
+	return 0;
+}
+
+static int open_source(const char *source, char *resolved)
+{
+	struct stat st;
+
+	if (stat(source, &st) < 0) {
+		if (errno == ENOENT)
+			error("source '%s' does not exist", source);
+		else
+			error("cannot open source '%s': %s", source, strerror(errno));
+		return -1;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		error("source '%s' is not a directory", source);
+		return -1;
+	}
+	if (!realpath(source, resolved)) {
+		error("cannot resolve source '%s': %s", source, strerror(errno));
+		return -1;
+	}
+	int fd = open(resolved, (sfs_anchor_flags() & ~O_NOFOLLOW));
+	if (fd < 0)
+		error("cannot open source '%s': %s", source, strerror(errno));
+	return fd;
+}
+
+/* How many directory fds the inode table may keep: a quarter of the fd
+ * limit, so that open files, directory handles and libfuse have the rest. */
+static unsigned anchor_budget(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur == RLIM_INFINITY)
+		return 1024;
+	rlim_t budget = rl.rlim_cur / 4;
+	return budget > 4096 ? 4096 : (unsigned)(budget < 16 ? 16 : budget);
+}
+
+static int write_pid_file(const char *path)
+{
+	char buf[32];
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+
+	if (fd < 0)
+		return -errno;
+	int len = snprintf(buf, sizeof(buf), "%ld\n", (long)getpid());
+	ssize_t w = write(fd, buf, (size_t)len);
+	int e = errno;
+	close(fd);
+	return w == len ? 0 : -(w < 0 ? e : EIO);
+}
+
+/* Detaches from the terminal once the mount is live. The parent exits 0
+ * only after the child has taken over (pid file written), so a script can
+ * use the mount and the pid file as soon as `sandyfs mount` returns. */
+static int detach(const struct sfs_mount_opts *o)
+{
+	int pipefd[2];
+
+	if (pipe2(pipefd, O_CLOEXEC) < 0) {
+		error("cannot detach: %s", strerror(errno));
+		return -1;
+	}
+	pid_t pid = fork();
+	if (pid < 0) {
+		error("cannot detach: %s", strerror(errno));
+		return -1;
+	}
+	if (pid > 0) {
+		char ok = 0;
+		close(pipefd[1]);
+		ssize_t n = read(pipefd[0], &ok, 1);
+		if (n == 1 && ok == 'k')
+			_exit(0);
+		int status;
+		waitpid(pid, &status, 0);
+		_exit(1);
+	}
+	close(pipefd[0]);
+	setsid();
+	if (o->pid_file) {
+		int r = write_pid_file(o->pid_file);
+		if (r < 0) {
+			error("cannot write pid file '%s': %s", o->pid_file, strerror(-r));
+			return -1;
+		}
+	}
+	if (chdir("/") < 0) {
+		error("cannot detach: %s", strerror(errno));
+		return -1;
+	}
+	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (null >= 0) {
+		dup2(null, 0);
+		dup2(null, 1);
+		dup2(null, 2);
+		close(null);
+	}
+	if (write(pipefd[1], "k", 1) != 1)
+		return -1;
+	close(pipefd[1]);
+	return 0;
+}
+
+static int build_fuse_args(const struct sfs_mount_opts *o, struct fuse_args *args)
+{
+	char opts[4096];
+	int n = snprintf(opts, sizeof(opts), "fsname=sandyfs,subtype=sandyfs%s%s%s",
+			 o->allow_other ? ",allow_other,default_permissions" : "",
+			 o->fuse_opts ? "," : "", o->fuse_opts ? o->fuse_opts : "");
+
+	if (n < 0 || (size_t)n >= sizeof(opts)) {
+		error("mount options too long");
+		return -1;
+	}
+	if (fuse_opt_add_arg(args, "sandyfs") != 0 || fuse_opt_add_arg(args, "-o") != 0 ||
+	    fuse_opt_add_arg(args, opts) != 0) {
+		error("out of memory");
+		return -1;
+	}
+	return 0;
+}
+
+int sfs_mount_main(const struct sfs_mount_opts *o)
+{
+	char source[PATH_MAX], mountpoint[PATH_MAX];
+	struct fuse_args args = FUSE_ARGS_INIT(0, NULL);
+	struct sfs_fs *fs = NULL;
+	struct fuse_session *se = NULL;
+	int status = 1;
+
+	int rootfd = open_source(o->source, source);
+	if (rootfd < 0)
+		return 1;
+	if (check_mountpoint(o->mountpoint, source, mountpoint) < 0) {
+		close(rootfd);
+		return 1;
+	}
+	struct sfs_fs_config cfg = {
+		.cache_timeout = o->cache_timeout,
+		.anchor_limit = anchor_budget(),
+	};
+	int r = sfs_fs_new(rootfd, &cfg, &fs);
+	if (r < 0) {
+		close(rootfd);
+		error("cannot serve source '%s': %s", o->source, strerror(-r));
+		return 1;
+	}
+	if (build_fuse_args(o, &args) < 0)
+		goto out;
+	se = fuse_session_new(&args, &sfs_ll_ops, sizeof(sfs_ll_ops), fs);
+	if (!se) {
+		error("cannot mount '%s': bad mount options", o->mountpoint);
+		goto out;
+	}
+	if (fuse_set_signal_handlers(se) != 0) {
+		error("cannot install signal handlers");
+		goto out;
+	}
+	/* New files get exactly the mode the kernel asked for (it has
+	 * applied the caller's umask already). */
+	umask(0);
+	if (fuse_session_mount(se, mountpoint) != 0) {
+		error("cannot mount '%s' on '%s'", o->source, o->mountpoint);
+		goto out_signals;
+	}
+	if (!o->foreground) {
+		if (detach(o) < 0)
+			goto out_unmount;
+	} else if (o->pid_file && (r = write_pid_file(o->pid_file)) < 0) {
+		error("cannot write pid file '%s': %s", o->pid_file, strerror(-r));
+		goto out_unmount;
+	}
+
+	struct fuse_loop_config *loop = fuse_loop_cfg_create();
+	if (!loop) {
+		error("out of memory");
+		goto out_unmount;
+	}
+	fuse_loop_cfg_set_max_threads(loop, 16);
+	fuse_loop_cfg_set_idle_threads(loop, 4);
+	r = fuse_session_loop_mt(se, loop);
+	fuse_loop_cfg_destroy(loop);
+	status = r == 0 ? 0 : 1;
+out_unmount:
+	fuse_session_unmount(se);
+	if (o->pid_file)
+		unlink(o->pid_file);
+out_signals:
+	fuse_remove_signal_handlers(se);
+out:
+	if (se)
+		fuse_session_destroy(se);
+	fuse_opt_free_args(&args);
+	sfs_fs_free(fs);
+	return status;
+}
+
+int sfs_umount_main(const char *mountpoint)
+{
+	char resolved[PATH_MAX], fstype[64];
+	struct stat st;
+
+	/* stat fails with ENOTCONN on a dead mount: resolve it by hand. */
+	if (stat(mountpoint, &st) < 0 && errno != ENOTCONN) {
+		error("cannot unmount '%s': %s", mountpoint, strerror(errno));
+		return 1;
+	}
+	char cwd[PATH_MAX] = "";
+	if (mountpoint[0] != '/' && !getcwd(cwd, sizeof(cwd))) {
+		error("cannot unmount '%s': %s", mountpoint, strerror(errno));
+		return 1;
+	}
+	int n = snprintf(resolved, sizeof(resolved), "%s%s%s", cwd, *cwd ? "/" : "", mountpoint);
+	if (n < 0 || (size_t)n >= sizeof(resolved)) {
+		error("cannot unmount '%s': %s", mountpoint, strerror(ENAMETOOLONG));
+		return 1;
+	}
+	size_t len = strlen(resolved);
+	while (len > 1 && resolved[len - 1] == '/')
+		resolved[--len] = '\0';
+	if (!is_mount_point(resolved, fstype, sizeof(fstype))) {
+		char real[PATH_MAX];
+		if (!realpath(mountpoint, real) || !is_mount_point(real, fstype, sizeof(fstype))) {
+			error("cannot unmount '%s': not a mount point", mountpoint);
+			return 1;
+		}
+		snprintf(resolved, sizeof(resolved), "%s", real);
+	}
+	if (strcmp(fstype, "fuse.sandyfs") != 0 && strncmp(fstype, "fuse", 4) != 0) {
+		error("cannot unmount '%s': it is a %s mount, not sandyfs", mountpoint, fstype);
+		return 1;
+	}
+	if (geteuid() == 0) {
+		if (umount2(resolved, 0) == 0)
+			return 0;
+		error("cannot unmount '%s': %s", mountpoint, strerror(errno));
+		return 1;
+	}
+	/* An unprivileged mount belongs to fusermount3, which checks that the
+	 * caller owns it. */
+	char *argv[] = {"fusermount3", "-u", "--", resolved, NULL};
+	pid_t pid;
+	int status;
+	int r = posix_spawnp(&pid, "fusermount3", NULL, NULL, argv, environ);
+	if (r != 0) {
+		error("cannot run fusermount3: %s", strerror(r));
+		return 1;
+	}
+	if (waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+		error("cannot unmount '%s': fusermount3 failed", mountpoint);
+		return 1;
+	}
+	return 0;
+}

@@ -1,0 +1,26 @@
+/* daemon.h - the life of a mount: checking SOURCE and MOUNTPOINT, creating
+ * the FUSE session, detaching once the mount is live, serving, unmounting
+ * on SIGTERM/SIGINT/SIGHUP; and unmounting from outside. */
+#ifndef SANDYFS_DAEMON_H
+#define SANDYFS_DAEMON_H
+
+#include <stdbool.h>
+
+struct sfs_mount_opts {
+	const char *source;
+	const char *mountpoint;
+	bool foreground;
+	bool allow_other;
+	char *fuse_opts; /* comma-separated -o options, or NULL */
+	const char *pid_file;
+	double cache_timeout;
+};
+
+/* Mounts and serves; returns the process exit status (0 once unmounted
+ * cleanly; in the parent of a daemonized mount, 0 once the mount is live). */
+int sfs_mount_main(const struct sfs_mount_opts *o);
+
+/* Unmounts MOUNTPOINT, also when its daemon is dead. Exit status. */
+int sfs_umount_main(const char *mountpoint);
+
+#endif

@@ -1,0 +1,571 @@
+/* inode.c - see inode.h. One mutex guards the whole table: every critical
+ * section is a few pointer updates, and host calls are made outside it. */
+#include "inode.h"
+#include "util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define MAX_DEPTH 4096
+
+struct sfs_node {
+	struct sfs_node *parent; /* holds a reference; NULL for the root and when detached */
+	char *name;		 /* NULL when detached */
+	dev_t dev;
+	ino_t ino;
+	uint64_t btime_ns;
+	uint64_t generation;
+	mode_t type;
+
+	uint64_t nlookup; /* the kernel's references */
+	uint64_t refs;	  /* 1 while nlookup > 0, +1 per child, +1 per pin */
+
+	int anchor_fd; /* cached directory fd, or -1 */
+	unsigned anchor_pins;
+	struct sfs_node *lru_prev, *lru_next;
+
+	struct sfs_node *hash_next;
+	bool hashed;
+	bool is_root;
+
+	struct sfs_node *all_prev, *all_next; /* every live node, for teardown */
+};
+
+struct sfs_table {
+	pthread_mutex_t lock;
+	struct sfs_node root;
+	struct sfs_node **buckets;
+	size_t nbuckets; /* a power of two */
+	size_t nhashed;
+	uint64_t next_generation;
+
+	struct sfs_node lru; /* sentinel: lru.lru_next is the most recent */
+	struct sfs_node all; /* sentinel of the list of every live node */
+	unsigned anchors, anchor_limit;
+	uint64_t anchor_opens, anchor_hits, nodes;
+};
+
+static size_t hash_key(dev_t dev, ino_t ino)
+{
+	uint64_t h = (uint64_t)ino * 0x9e3779b97f4a7c15ull ^ (uint64_t)dev * 0xc2b2ae3d27d4eb4full;
+	return (size_t)(h ^ (h >> 29));
+}
+
+static struct sfs_node **bucket_of(struct sfs_table *t, dev_t dev, ino_t ino)
+{
+	return &t->buckets[hash_key(dev, ino) & (t->nbuckets - 1)];
+}
+
+static void hash_insert(struct sfs_table *t, struct sfs_node *n)
+{
+	if (t->nhashed + 1 > t->nbuckets / 4 * 3) {
+		size_t nb = t->nbuckets * 2;
+		struct sfs_node **b = calloc(nb, sizeof(*b));
+		if (b) {
+			for (size_t i = 0; i < t->nbuckets; i++) {
+				struct sfs_node *m = t->buckets[i], *next;
+				for (; m; m = next) {
+					next = m->hash_next;
+					size_t j = hash_key(m->dev, m->ino) & (nb - 1);
+					m->hash_next = b[j];
+					b[j] = m;
+				}
+			}
+			free(t->buckets);
+			t->buckets = b;
+			t->nbuckets = nb;
+		}
+	}
+	struct sfs_node **b = bucket_of(t, n->dev, n->ino);
+	n->hash_next = *b;
+	*b = n;
+	n->hashed = true;
+	t->nhashed++;
+}
+
+static void hash_remove(struct sfs_table *t, struct sfs_node *n)
+{
+	if (!n->hashed)
+		return;
+	for (struct sfs_node **p = bucket_of(t, n->dev, n->ino); *p; p = &(*p)->hash_next) {
+		if (*p == n) {
+			*p = n->hash_next;
+			break;
+		}
+	}
+	n->hashed = false;
+	t->nhashed--;
+}
+
+static struct sfs_node *hash_find(struct sfs_table *t, const struct sfs_stat *st)
+{
+	struct sfs_node *n = *bucket_of(t, st->st.st_dev, st->st.st_ino);
+
+	for (; n; n = n->hash_next)
+		if (n->ino == st->st.st_ino && n->dev == st->st.st_dev)
+			return n;
+	return NULL;
+}
+
+static bool same_inode(const struct sfs_node *n, const struct sfs_stat *st)
+{
+	return n->dev == st->st.st_dev && n->ino == st->st.st_ino &&
+	       n->type == (st->st.st_mode & S_IFMT) &&
+	       (!n->btime_ns || !st->btime_ns || n->btime_ns == st->btime_ns);
+}
+
+static void lru_unlink(struct sfs_node *n)
+{
+	n->lru_prev->lru_next = n->lru_next;
+	n->lru_next->lru_prev = n->lru_prev;
+	n->lru_prev = n->lru_next = NULL;
+}
+
+static void lru_push_front(struct sfs_table *t, struct sfs_node *n)
+{
+	n->lru_next = t->lru.lru_next;
+	n->lru_prev = &t->lru;
+	t->lru.lru_next->lru_prev = n;
+	t->lru.lru_next = n;
+}
+
+/* Drops the cached anchor of N; returns the fd for the caller to close
+ * once the lock is released. */
+static int anchor_uncache(struct sfs_table *t, struct sfs_node *n)
+{
+	int fd = n->anchor_fd;
+
+	if (fd >= 0) {
+		lru_unlink(n);
+		n->anchor_fd = -1;
+		t->anchors--;
+	}
+	return fd;
+}
+
+static void node_unref(struct sfs_table *t, struct sfs_node *n)
+{
+	while (n && n != &t->root && --n->refs == 0) {
+		struct sfs_node *parent = n->parent;
+		hash_remove(t, n);
+		int fd = anchor_uncache(t, n);
+		if (fd >= 0)
+			close(fd);
+		n->all_prev->all_next = n->all_next;
+		n->all_next->all_prev = n->all_prev;
+		free(n->name);
+		free(n);
+		t->nodes--;
+		n = parent;
+	}
+}
+
+static void node_detach(struct sfs_table *t, struct sfs_node *n)
+{
+	struct sfs_node *parent = n->parent;
+
+	free(n->name);
+	n->name = NULL;
+	n->parent = NULL;
+	node_unref(t, parent);
+}
+
+/* Moves N to PARENT/NAME. If PARENT's recorded ancestry runs through N (the
+ * host moved directories around behind our back), the stale link in that
+ * chain is cut rather than letting the table grow a cycle. */
+static void node_set_location(struct sfs_table *t, struct sfs_node *n, struct sfs_node *parent,
+			      const char *name)
+{
+	char *copy = strdup(name);
+
+	if (!copy)
+		return; /* the old name stays; it is verified on every use */
+	for (struct sfs_node *a = parent; a; a = a->parent) {
+		if (a->parent == n) {
+			node_detach(t, a);
+			break;
+		}
+	}
+	parent->refs++;
+	struct sfs_node *old_parent = n->parent;
+	free(n->name);
+	n->name = copy;
+	n->parent = parent;
+	node_unref(t, old_parent);
+}
+
+int sfs_table_new(int rootfd, const struct sfs_stat *root_st, unsigned anchor_limit,
+		  struct sfs_table **out)
+{
+	struct sfs_table *t = calloc(1, sizeof(*t));
+
+	if (!t)
+		return -ENOMEM;
+	t->nbuckets = 1024;
+	t->buckets = calloc(t->nbuckets, sizeof(*t->buckets));
+	if (!t->buckets) {
+		free(t);
+		return -ENOMEM;
+	}
+	pthread_mutex_init(&t->lock, NULL);
+	t->lru.lru_next = t->lru.lru_prev = &t->lru;
+	t->all.all_next = t->all.all_prev = &t->all;
+	t->anchor_limit = anchor_limit < 4 ? 4 : anchor_limit;
+	t->next_generation = 1;
+	t->root.anchor_fd = rootfd;
+	t->root.refs = 1;
+	t->root.nlookup = 1;
+	t->root.dev = root_st->st.st_dev;
+	t->root.ino = root_st->st.st_ino;
+	t->root.btime_ns = root_st->btime_ns;
+	t->root.type = S_IFDIR;
+	t->root.is_root = true;
+	*out = t;
+	return 0;
+}
+
+void sfs_table_free(struct sfs_table *t)
+{
+	if (!t)
+		return;
+	/* The kernel is gone: whatever it still referenced goes now. */
+	while (t->all.all_next != &t->all) {
+		struct sfs_node *n = t->all.all_next;
+		n->all_prev->all_next = n->all_next;
+		n->all_next->all_prev = n->all_prev;
+		if (n->anchor_fd >= 0)
+			close(n->anchor_fd);
+		free(n->name);
+		free(n);
+	}
+	close(t->root.anchor_fd);
+	free(t->buckets);
+	pthread_mutex_destroy(&t->lock);
+	free(t);
+}
+
+int sfs_table_rootfd(const struct sfs_table *t)
+{
+	return t->root.anchor_fd;
+}
+
+struct sfs_node *sfs_table_root(struct sfs_table *t)
+{
+	return &t->root;
+}
+
+uint64_t sfs_node_id(const struct sfs_node *n)
+{
+	return n->is_root ? 1 : (uint64_t)(uintptr_t)n;
+}
+
+struct sfs_node *sfs_node_from_id(struct sfs_table *t, uint64_t id)
+{
+	return id == 1 ? &t->root : (struct sfs_node *)(uintptr_t)id;
+}
+
+void sfs_node_info(struct sfs_table *t, const struct sfs_node *n, struct sfs_node_info *out)
+{
+	(void)t;
+	out->type = n->type;
+	out->dev = n->dev;
+	out->ino = n->ino;
+	out->generation = n->generation;
+}
+
+bool sfs_node_matches(struct sfs_table *t, struct sfs_node *n, const struct sfs_stat *st)
+{
+	(void)t;
+	return same_inode(n, st);
+}
+
+struct sfs_node *sfs_table_intern(struct sfs_table *t, struct sfs_node *parent, const char *name,
+				  const struct sfs_stat *st)
+{
+	pthread_mutex_lock(&t->lock);
+	struct sfs_node *n = hash_find(t, st);
+	if (n && !same_inode(n, st)) {
+		/* The host reused the inode number: the old node lives on
+		 * until the kernel forgets it, but is never found again. */
+		hash_remove(t, n);
+		n = NULL;
+	}
+	if (n) {
+		if (n->nlookup++ == 0)
+			n->refs++;
+		if (n->parent != parent || !n->name || strcmp(n->name, name) != 0)
+			node_set_location(t, n, parent, name);
+	} else {
+		n = calloc(1, sizeof(*n));
+		if (n)
+			n->name = strdup(name);
+		if (!n || !n->name) {
+			free(n);
+			pthread_mutex_unlock(&t->lock);
+			return NULL;
+		}
+		n->parent = parent;
+		parent->refs++;
+		n->dev = st->st.st_dev;
+		n->ino = st->st.st_ino;
+		n->btime_ns = st->btime_ns;
+		n->type = st->st.st_mode & S_IFMT;
+		n->generation = t->next_generation++;
+		n->nlookup = 1;
+		n->refs = 1;
+		n->anchor_fd = -1;
+		hash_insert(t, n);
+		n->all_next = t->all.all_next;
+		n->all_prev = &t->all;
+		t->all.all_next->all_prev = n;
+		t->all.all_next = n;
+		t->nodes++;
+	}
+	pthread_mutex_unlock(&t->lock);
+	return n;
+}
+
+void sfs_table_forget(struct sfs_table *t, struct sfs_node *n, uint64_t nlookup)
+{
+	if (n == &t->root)
+		return;
+	pthread_mutex_lock(&t->lock);
+	if (nlookup >= n->nlookup) {
+		n->nlookup = 0;
+		node_unref(t, n);
+	} else {
+		n->nlookup -= nlookup;
+	}
+	pthread_mutex_unlock(&t->lock);
+}
+
+static bool is_at(const struct sfs_node *n, const struct sfs_node *parent, const char *name)
+{
+	return n->parent == parent && n->name && strcmp(n->name, name) == 0;
+}
+
+void sfs_table_note_unlink(struct sfs_table *t, struct sfs_node *parent, const char *name,
+			   const struct sfs_stat *st)
+{
+	pthread_mutex_lock(&t->lock);
+	struct sfs_node *n = st ? hash_find(t, st) : NULL;
+	if (n && is_at(n, parent, name))
+		node_detach(t, n);
+	pthread_mutex_unlock(&t->lock);
+}
+
+void sfs_table_note_rename(struct sfs_table *t, struct sfs_node *oldparent, const char *oldname,
+			   const struct sfs_stat *old_st, struct sfs_node *newparent,
+			   const char *newname, const struct sfs_stat *new_st, bool exchange)
+{
+	pthread_mutex_lock(&t->lock);
+	struct sfs_node *moved = old_st ? hash_find(t, old_st) : NULL;
+	struct sfs_node *target = new_st ? hash_find(t, new_st) : NULL;
+	if (moved && !is_at(moved, oldparent, oldname))
+		moved = NULL;
+	if (target && !is_at(target, newparent, newname))
+		target = NULL;
+	if (moved == target)
+		target = NULL; /* rename of a name onto a hard link of itself */
+	/* Pin both so that detaching one cannot free the other's parent. */
+	if (moved)
+		moved->refs++;
+	if (target)
+		target->refs++;
+	if (target && !exchange)
+		node_detach(t, target);
+	if (moved)
+		node_set_location(t, moved, newparent, newname);
+	if (target && exchange)
+		node_set_location(t, target, oldparent, oldname);
+	node_unref(t, moved);
+	node_unref(t, target);
+	pthread_mutex_unlock(&t->lock);
+}
+
+/* Joins the names from BASE (exclusive) down to N into BUF. Lock held. */
+static int path_below(const struct sfs_node *base, const struct sfs_node *n, char *buf,
+		      size_t size)
+{
+	const struct sfs_node *chain[MAX_DEPTH];
+	size_t depth = 0, len = 0;
+
+	for (const struct sfs_node *a = n; a != base; a = a->parent) {
+		if (!a->name || depth == MAX_DEPTH)
+			return a->name ? -ELOOP : -ESTALE;
+		chain[depth++] = a;
+		len += strlen(a->name) + 1;
+	}
+	if (len + 1 > size)
+		return -ENAMETOOLONG;
+	char *p = buf;
+	while (depth > 0) {
+		const char *name = chain[--depth]->name;
+		size_t l = strlen(name);
+		memcpy(p, name, l);
+		p += l;
+		*p++ = '/';
+	}
+	if (p > buf)
+		p--;
+	*p = '\0';
+	return 0;
+}
+
+int sfs_node_relpath(struct sfs_table *t, struct sfs_node *n, char *buf, size_t size)
+{
+	pthread_mutex_lock(&t->lock);
+	int r = path_below(&t->root, n, buf, size);
+	pthread_mutex_unlock(&t->lock);
+	return r;
+}
+
+/* The root's anchor is never evicted, so only other nodes are pinned. */
+static void pin(struct sfs_table *t, struct sfs_node *n, struct sfs_anchor *out)
+{
+	out->table = t;
+	out->node = n->is_root ? NULL : n;
+	out->fd = n->anchor_fd;
+	if (!n->is_root) {
+		n->anchor_pins++;
+		n->refs++;
+	}
+}
+
+void sfs_anchor_put(struct sfs_anchor *a)
+{
+	if (!a->node) {
+		a->fd = -1;
+		return;
+	}
+	pthread_mutex_lock(&a->table->lock);
+	a->node->anchor_pins--;
+	node_unref(a->table, a->node);
+	pthread_mutex_unlock(&a->table->lock);
+	a->node = NULL;
+	a->fd = -1;
+}
+
+/* Evicts least recently used unpinned anchors down to the limit; the fds
+ * are closed by the caller after unlocking. */
+static size_t evict(struct sfs_table *t, int *fds, size_t max)
+{
+	size_t n = 0;
+	struct sfs_node *v = t->lru.lru_prev;
+
+	while (t->anchors > t->anchor_limit && v != &t->lru && n < max) {
+		struct sfs_node *prev = v->lru_prev;
+		if (v->anchor_pins == 0)
+			fds[n++] = anchor_uncache(t, v);
+		v = prev;
+	}
+	return n;
+}
+
+int sfs_anchor_get(struct sfs_table *t, struct sfs_node *dir, struct sfs_anchor *out)
+{
+	char path[PATH_MAX];
+	struct sfs_anchor base;
+	struct sfs_stat got;
+
+	out->table = t;
+	out->node = NULL;
+	out->fd = -1;
+	pthread_mutex_lock(&t->lock);
+	if (dir->anchor_fd >= 0) {
+		if (!dir->is_root) {
+			lru_unlink(dir);
+			lru_push_front(t, dir);
+		}
+		t->anchor_hits++;
+		pin(t, dir, out);
+		pthread_mutex_unlock(&t->lock);
+		return 0;
+	}
+	if (dir->type != S_IFDIR) {
+		pthread_mutex_unlock(&t->lock);
+		return -ENOTDIR;
+	}
+	struct sfs_node *b = dir->parent;
+	while (b && b->anchor_fd < 0)
+		b = b->parent;
+	int r = b ? path_below(b, dir, path, sizeof(path)) : -ESTALE;
+	if (r < 0) {
+		pthread_mutex_unlock(&t->lock);
+		return r;
+	}
+	pin(t, b, &base);
+	dir->refs++; /* keeps DIR alive while unlocked */
+	t->anchor_opens++;
+	pthread_mutex_unlock(&t->lock);
+
+	int fd = sfs_open_beneath(base.fd, path, sfs_anchor_flags(), 0);
+	sfs_anchor_put(&base);
+	if (fd >= 0 && ((r = sfs_stat_fd(fd, &got)) < 0 || !same_inode(dir, &got))) {
+		close(fd);
+		fd = r < 0 ? r : -ESTALE;
+	}
+	int victims[8];
+	size_t nvictims = 0;
+	pthread_mutex_lock(&t->lock);
+	if (fd < 0) {
+		node_unref(t, dir);
+		pthread_mutex_unlock(&t->lock);
+		/* The name no longer leads to this directory. */
+		return fd == -ENOENT || fd == -ENOTDIR || fd == -ELOOP ? -ESTALE : fd;
+	}
+	if (dir->anchor_fd >= 0) {
+		victims[nvictims++] = fd; /* another thread cached it meanwhile */
+	} else {
+		dir->anchor_fd = fd;
+		lru_push_front(t, dir);
+		t->anchors++;
+	}
+	pin(t, dir, out);
+	node_unref(t, dir);
+	nvictims += evict(t, victims + nvictims, SFS_ARRAY_SIZE(victims) - nvictims);
+	pthread_mutex_unlock(&t->lock);
+	for (size_t i = 0; i < nvictims; i++)
+		close(victims[i]);
+	return 0;
+}
+
+int sfs_locate(struct sfs_table *t, struct sfs_node *n, struct sfs_location *out)
+{
+	if (n == &t->root) {
+		out->dir = (struct sfs_anchor){.table = t, .node = NULL, .fd = t->root.anchor_fd};
+		strcpy(out->name, ".");
+		return 0;
+	}
+	pthread_mutex_lock(&t->lock);
+	struct sfs_node *parent = n->parent;
+	if (!parent || !n->name) {
+		pthread_mutex_unlock(&t->lock);
+		out->dir = (struct sfs_anchor){.table = t, .node = NULL, .fd = -1};
+		return -ESTALE;
+	}
+	size_t len = strlen(n->name);
+	memcpy(out->name, n->name, len + 1);
+	parent->refs++;
+	pthread_mutex_unlock(&t->lock);
+
+	int r = sfs_anchor_get(t, parent, &out->dir);
+	pthread_mutex_lock(&t->lock);
+	node_unref(t, parent);
+	pthread_mutex_unlock(&t->lock);
+	return r;
+}
+
+void sfs_table_stats(struct sfs_table *t, struct sfs_table_stats *out)
+{
+	pthread_mutex_lock(&t->lock);
+	out->nodes = t->nodes;
+	out->anchors_cached = t->anchors;
+	out->anchor_opens = t->anchor_opens;
+	out->anchor_hits = t->anchor_hits;
+	pthread_mutex_unlock(&t->lock);
+}

@@ -1,0 +1,111 @@
+/* inode.h - the inode table: which host inode each FUSE node id stands for,
+ * where in SOURCE it was last seen, and a bounded cache of directory fds.
+ *
+ * No node holds an fd of its own. A node is located by its parent and its
+ * name; the host is reached through the parent's "anchor", a directory fd
+ * from a small LRU cache that is reopened beneath SOURCE on demand (with
+ * O_NOFOLLOW on every component) and verified against the node's identity.
+ * So the daemon's fd count is bounded however many inodes the kernel
+ * remembers, and a directory the host replaced by a symlink is never
+ * followed: the reopen fails and the node answers ESTALE.
+ *
+ * Identity is (st_dev, st_ino, birth time where the filesystem has one), so
+ * a host inode number reused for a new file is a new node with a new
+ * generation, never the old one. */
+#ifndef SANDYFS_INODE_H
+#define SANDYFS_INODE_H
+
+#include "compat.h"
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+struct sfs_table;
+struct sfs_node;
+
+/* A pinned directory fd: valid until sfs_anchor_put. */
+struct sfs_anchor {
+	struct sfs_table *table;
+	struct sfs_node *node; /* NULL for the root and after put */
+	int fd;
+};
+
+/* Where a node lives on the host: its parent's anchor and its name ("." for
+ * the root, whose anchor is SOURCE itself). */
+struct sfs_location {
+	struct sfs_anchor dir;
+	char name[NAME_MAX + 1];
+};
+
+/* The identity and kind of a node, copied out for the caller. */
+struct sfs_node_info {
+	mode_t type; /* S_IFMT bits */
+	dev_t dev;
+	ino_t ino;
+	uint64_t generation;
+};
+
+/* ROOTFD is an anchor fd on SOURCE, owned by the table from now on. At
+ * most ANCHOR_LIMIT directory fds are cached (pinned ones may briefly
+ * exceed it). */
+int sfs_table_new(int rootfd, const struct sfs_stat *root_st, unsigned anchor_limit,
+		  struct sfs_table **out);
+void sfs_table_free(struct sfs_table *t);
+
+int sfs_table_rootfd(const struct sfs_table *t);
+struct sfs_node *sfs_table_root(struct sfs_table *t);
+
+/* FUSE node ids: 1 is the root, every other id is the node's address (the
+ * kernel only ever sends ids it was given and has not forgotten). */
+uint64_t sfs_node_id(const struct sfs_node *n);
+struct sfs_node *sfs_node_from_id(struct sfs_table *t, uint64_t id);
+void sfs_node_info(struct sfs_table *t, const struct sfs_node *n, struct sfs_node_info *out);
+
+/* The kernel now knows PARENT/NAME as the inode described by ST: returns
+ * its node with one more lookup reference. */
+struct sfs_node *sfs_table_intern(struct sfs_table *t, struct sfs_node *parent, const char *name,
+				  const struct sfs_stat *st);
+
+/* The kernel dropped NLOOKUP references. */
+void sfs_table_forget(struct sfs_table *t, struct sfs_node *n, uint64_t nlookup);
+
+/* Keeping names true after changes made through the mount. ST describes
+ * the inode at the name before the change (NULL when there was none). */
+void sfs_table_note_unlink(struct sfs_table *t, struct sfs_node *parent, const char *name,
+			   const struct sfs_stat *st);
+void sfs_table_note_rename(struct sfs_table *t, struct sfs_node *oldparent, const char *oldname,
+			   const struct sfs_stat *old_st, struct sfs_node *newparent,
+			   const char *newname, const struct sfs_stat *new_st, bool exchange);
+
+/* Pins an fd on directory DIR. Negative errno: -ESTALE when DIR is no longer
+ * where the table last saw it. */
+int sfs_anchor_get(struct sfs_table *t, struct sfs_node *dir, struct sfs_anchor *out);
+void sfs_anchor_put(struct sfs_anchor *a);
+#define cleanup_anchor __attribute__((cleanup(sfs_anchor_put)))
+
+/* Pins the parent anchor of N and copies N's name. */
+int sfs_locate(struct sfs_table *t, struct sfs_node *n, struct sfs_location *out);
+static inline void sfs_location_put(struct sfs_location *l)
+{
+	sfs_anchor_put(&l->dir);
+}
+#define cleanup_location __attribute__((cleanup(sfs_location_put)))
+
+/* N's path relative to SOURCE ("" for the root) into BUF: for the policy
+ * and for messages. -ESTALE when N has no known name, -ENAMETOOLONG. */
+int sfs_node_relpath(struct sfs_table *t, struct sfs_node *n, char *buf, size_t size);
+
+/* Whether ST describes the inode N stands for. */
+bool sfs_node_matches(struct sfs_table *t, struct sfs_node *n, const struct sfs_stat *st);
+
+/* Counters for tests and the benchmark. */
+struct sfs_table_stats {
+	uint64_t nodes;
+	uint64_t anchors_cached;
+	uint64_t anchor_opens;
+	uint64_t anchor_hits;
+};
+void sfs_table_stats(struct sfs_table *t, struct sfs_table_stats *out);
+
+#endif

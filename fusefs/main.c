@@ -1,0 +1,146 @@
+/* main.c - the sandyfs command line: parses arguments, dispatches to the
+ * subcommands, and is the only place that decides exit statuses. */
+
+#include "config.h"
+#include "compat.h"
+#include "daemon.h"
+
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define FUSE_USE_VERSION 314
+#include <fuse_lowlevel.h>
+
+static const char usage_text[] =
+	"usage: sandyfs mount [OPTIONS] SOURCE MOUNTPOINT\n"
+	"       sandyfs umount MOUNTPOINT\n"
+	"       sandyfs --help | --version\n"
+	"\n"
+	"mount options:\n"
+	"  -f, --foreground       stay in the foreground (default: detach once mounted)\n"
+	"      --allow-other      let other users in (e.g. container uids); implies kernel\n"
+	"                         permission checks (default_permissions)\n"
+	"  -o OPT[,OPT...]        extra FUSE mount options\n"
+	"      --pid-file FILE    write the daemon's pid to FILE while it serves\n"
+	"\n"
+	"`sandyfs mount` returns once the mount is live. SIGTERM, SIGINT or SIGHUP to the\n"
+	"daemon unmount it; so does `sandyfs umount`, also when the daemon has died.\n";
+
+static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int usage_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	fputs("sandyfs: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputs("\nsee 'sandyfs --help'\n", stderr);
+	va_end(ap);
+	return 2;
+}
+
+/* getopt prints its own message for an unknown option; this adds the hint. */
+static int bad_option(void)
+{
+	fputs("see 'sandyfs --help'\n", stderr);
+	return 2;
+}
+
+static char *append_opt(char *list, const char *opt)
+{
+	size_t a = list ? strlen(list) : 0, b = strlen(opt);
+	char *s = realloc(list, a + b + 2);
+
+	if (!s) {
+		fputs("sandyfs: out of memory\n", stderr);
+		exit(1);
+	}
+	if (a)
+		s[a++] = ',';
+	memcpy(s + a, opt, b + 1);
+	return s;
+}
+
+static int cmd_mount(int argc, char **argv)
+{
+	enum { OPT_ALLOW_OTHER = 256, OPT_PID_FILE };
+	static const struct option longopts[] = {
+		{"foreground", no_argument, NULL, 'f'},
+		{"allow-other", no_argument, NULL, OPT_ALLOW_OTHER},
+		{"pid-file", required_argument, NULL, OPT_PID_FILE},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	struct sfs_mount_opts o = {.cache_timeout = 0.5};
+	int c;
+
+	opterr = 1;
+	while ((c = getopt_long(argc, argv, "+fo:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'f':
+			o.foreground = true;
+			break;
+		case 'o':
+			o.fuse_opts = append_opt(o.fuse_opts, optarg);
+			break;
+		case OPT_ALLOW_OTHER:
+			o.allow_other = true;
+			break;
+		case OPT_PID_FILE:
+			o.pid_file = optarg;
+			break;
+		case 'h':
+			fputs(usage_text, stdout);
+			return 0;
+		default:
+			return bad_option();
+		}
+	}
+	if (argc - optind != 2)
+		return usage_error("mount needs SOURCE and MOUNTPOINT%s",
+				   argc - optind > 2 ? " (too many arguments)" : "");
+	o.source = argv[optind];
+	o.mountpoint = argv[optind + 1];
+	int status = sfs_mount_main(&o);
+	free(o.fuse_opts);
+	return status;
+}
+
+static int cmd_umount(int argc, char **argv)
+{
+	if (argc == 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
+		fputs(usage_text, stdout);
+		return 0;
+	}
+	if (argc != 2)
+		return usage_error("umount needs exactly one MOUNTPOINT");
+	if (argv[1][0] == '-')
+		return usage_error("unknown option '%s'", argv[1]);
+	return sfs_umount_main(argv[1]);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2)
+		return usage_error("no command given");
+	const char *cmd = argv[1];
+	if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
+		fputs(usage_text, stdout);
+		return 0;
+	}
+	if (!strcmp(cmd, "--version")) {
+		printf("sandyfs %s (libfuse %d.%d, %s)\n", SANDY_VERSION, FUSE_MAJOR_VERSION,
+		       FUSE_MINOR_VERSION, sfs_compat_flavour());
+		return 0;
+	}
+	if (!strcmp(cmd, "mount"))
+		return cmd_mount(argc - 1, argv + 1);
+	if (!strcmp(cmd, "umount") || !strcmp(cmd, "unmount"))
+		return cmd_umount(argc - 1, argv + 1);
+	if (cmd[0] == '-')
+		return usage_error("unknown option '%s'", cmd);
+	return usage_error("unknown command '%s'", cmd);
+}

@@ -1,0 +1,27 @@
+/* ops.h - the FUSE low-level operations: a thin shell that turns each
+ * kernel request into *at() calls on the host through the inode table, and
+ * asks the policy before anything that could change SOURCE. */
+#ifndef SANDYFS_OPS_H
+#define SANDYFS_OPS_H
+
+#define FUSE_USE_VERSION 314
+#include <fuse_lowlevel.h>
+#include <stdbool.h>
+
+struct sfs_fs;
+
+struct sfs_fs_config {
+	/* How long the kernel may trust an entry, an attribute or a negative
+	 * lookup. Host changes show through the mount within this time. */
+	double cache_timeout;
+	/* Upper bound on cached directory fds. */
+	unsigned anchor_limit;
+};
+
+/* Takes ownership of ROOTFD (an anchor fd on SOURCE). */
+int sfs_fs_new(int rootfd, const struct sfs_fs_config *cfg, struct sfs_fs **out);
+void sfs_fs_free(struct sfs_fs *fs);
+
+extern const struct fuse_lowlevel_ops sfs_ll_ops;
+
+#endif

@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Runs every test against one build directory and prints the TAP totals.
+#
+# A test is a unit-test binary (BUILD/tests/unit/test_*) or a script
+# (tests/{cli,fs,attack,launcher}/*.sh). Each prints TAP lines ("ok - ..." /
+# "not ok - ...") and exits non-zero when any case failed. A test that exits
+# non-zero without printing "not ok", or prints no case at all, counts as one
+# failure, so a crash can never pass for a green run.
+#
+# usage: tests/run.sh BUILD_DIR [NAME_FILTER]
+set -u
+build=$(cd "${1:?usage: tests/run.sh BUILD_DIR [FILTER]}" && pwd)
+filter=${2:-}
+src=$(cd "$(dirname "$0")/.." && pwd)
+export SANDY_SRC="$src" SANDY_BUILD="$build" SANDYFS="$build/fusefs/sandyfs"
+logdir="$build/test-logs"
+rm -rf "$logdir" && mkdir -p "$logdir"
+
+tests=()
+for t in "$build"/tests/unit/test_*; do
+	[ -x "$t" ] && [ -f "$t" ] && tests+=("$t")
+done
+for t in "$src"/tests/{cli,fs,attack,launcher}/*.sh; do
+	[ -f "$t" ] && tests+=("$t")
+done
+
+pass=0 fail=0
+for t in "${tests[@]}"; do
+	name=${t#"$build/"}
+	name=${name#"$src/"}
+	[ -n "$filter" ] && [[ $name != *"$filter"* ]] && continue
+	log="$logdir/$(echo "$name" | tr / _).log"
+	start=$SECONDS
+	if [[ $t == *.sh ]]; then
+		timeout --kill-after=10 900 bash "$t" >"$log" 2>&1
+	else
+		timeout --kill-after=10 900 "$t" >"$log" 2>&1
+	fi
+	rc=$?
+	p=$(grep -c '^ok ' "$log")
+	f=$(grep -c '^not ok ' "$log")
+	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
+		echo "not ok - $name exited with status $rc" >>"$log"
+		f=1
+	fi
+	if [ "$p" -eq 0 ] && [ "$f" -eq 0 ]; then
+		echo "not ok - $name ran no case" >>"$log"
+		f=1
+	fi
+	pass=$((pass + p)) fail=$((fail + f))
+	printf '%-40s %5d passed %3d failed  %3ds\n' "$name" "$p" "$f" $((SECONDS - start))
+	if [ "$f" -ne 0 ]; then
+		grep -n -B3 -A12 '^not ok ' "$log" | head -80 | sed 's/^/    /'
+	fi
+done
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
