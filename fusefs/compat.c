@@ -112,17 +112,15 @@ int sfs_open_beneath(int dirfd, const char *relpath, int flags, mode_t mode)
 
 int sfs_stat_fd(int fd, struct sfs_stat *out)
 {
-#ifndef SANDYFS_PORTABLE_FALLBACK
 	return sfs_stat_at(fd, "", out);
-#else
-	out->btime_ns = 0;
-	return neg_errno(fstat(fd, &out->st));
-#endif
 }
 
+/* The birth time is what tells a reused inode number from the old file, so
+ * every flavour asks for it: statx on Linux (it is not one of the calls the
+ * portable flavour does without), st_birthtim on the BSDs and macOS. */
 int sfs_stat_at(int dirfd, const char *name, struct sfs_stat *out)
 {
-#ifndef SANDYFS_PORTABLE_FALLBACK
+#ifdef __linux__
 	struct statx stx;
 	int flags = AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT | (*name ? 0 : AT_EMPTY_PATH);
 
@@ -151,8 +149,12 @@ int sfs_stat_at(int dirfd, const char *name, struct sfs_stat *out)
 				: 0;
 	return 0;
 #else
-	out->btime_ns = 0;
-	return neg_errno(fstatat(dirfd, *name ? name : ".", &out->st, AT_SYMLINK_NOFOLLOW));
+	int r = *name ? fstatat(dirfd, name, &out->st, AT_SYMLINK_NOFOLLOW) : fstat(dirfd, &out->st);
+	if (r < 0)
+		return -errno;
+	out->btime_ns = (uint64_t)out->st.st_birthtimespec.tv_sec * 1000000000u +
+			(uint64_t)out->st.st_birthtimespec.tv_nsec;
+	return 0;
 #endif
 }
 

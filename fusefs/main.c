@@ -42,11 +42,16 @@ static int usage_error(const char *fmt, ...)
 	return 2;
 }
 
-/* getopt prints its own message for an unknown option; this adds the hint. */
-static int bad_option(void)
+/* getopt's verdict on ARGV[optind - 1], in our words. */
+static int bad_option(int c, char **argv)
 {
-	fputs("see 'sandyfs --help'\n", stderr);
-	return 2;
+	const char *arg = argv[optind - 1];
+
+	if (c == ':')
+		return usage_error("option '%s' needs a value", arg);
+	if (optopt && optopt < 256)
+		return usage_error("unknown option '-%c'", optopt);
+	return usage_error("unknown option '%s'", arg);
 }
 
 static char *append_opt(char *list, const char *opt)
@@ -77,8 +82,8 @@ static int cmd_mount(int argc, char **argv)
 	struct sfs_mount_opts o = {.cache_timeout = 0.5};
 	int c;
 
-	opterr = 1;
-	while ((c = getopt_long(argc, argv, "+fo:h", longopts, NULL)) != -1) {
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+:fo:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'f':
 			o.foreground = true;
@@ -96,7 +101,7 @@ static int cmd_mount(int argc, char **argv)
 			fputs(usage_text, stdout);
 			return 0;
 		default:
-			return bad_option();
+			return bad_option(c, argv);
 		}
 	}
 	if (argc - optind != 2)

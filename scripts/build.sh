@@ -16,8 +16,16 @@ asan) dir=build-asan opts=(-Db_sanitize=address,undefined -Db_lundef=false -Dbui
 	exit 2
 	;;
 esac
-if [ ! -f "$dir/build.ninja" ]; then
-	meson setup "$dir" "${opts[@]}" >/dev/null
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+if [ ! -f "$dir/build.ninja" ] && ! meson setup "$dir" "${opts[@]}" >"$log" 2>&1; then
+	cat "$log" >&2
+	echo "build.sh: meson setup of '$dir' failed" >&2
+	exit 1
 fi
-ninja -C "$dir" >/dev/null
+if ! ninja -C "$dir" >"$log" 2>&1; then
+	cat "$log" >&2
+	echo "build.sh: build of '$dir' failed" >&2
+	exit 1
+fi
 echo "$dir"
