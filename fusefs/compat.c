@@ -144,12 +144,14 @@ int sfs_stat_at(int dirfd, const char *name, struct sfs_stat *out)
 	st->st_mtim.tv_nsec = stx.stx_mtime.tv_nsec;
 	st->st_ctim.tv_sec = stx.stx_ctime.tv_sec;
 	st->st_ctim.tv_nsec = stx.stx_ctime.tv_nsec;
-	out->btime_ns = (stx.stx_mask & STATX_BTIME)
-				? (uint64_t)stx.stx_btime.tv_sec * 1000000000u + stx.stx_btime.tv_nsec
-				: 0;
+	out->btime_ns =
+		(stx.stx_mask & STATX_BTIME)
+			? (uint64_t)stx.stx_btime.tv_sec * 1000000000u + stx.stx_btime.tv_nsec
+			: 0;
 	return 0;
 #else
-	int r = *name ? fstatat(dirfd, name, &out->st, AT_SYMLINK_NOFOLLOW) : fstat(dirfd, &out->st);
+	int r = *name ? fstatat(dirfd, name, &out->st, AT_SYMLINK_NOFOLLOW)
+		      : fstat(dirfd, &out->st);
 	if (r < 0)
 		return -errno;
 	out->btime_ns = (uint64_t)out->st.st_birthtimespec.tv_sec * 1000000000u +
@@ -235,12 +237,12 @@ ssize_t sfs_listxattr_at(int dirfd, const char *name, char *buf, size_t size)
 	int r = attr_target_open(dirfd, name, &t);
 	if (r < 0)
 		return r;
-	return attr_target_done(&t, XATTR_CALL(flistxattr(t.fd, buf, size),
-					       listxattr(t.path, buf, size)));
+	return attr_target_done(
+		&t, XATTR_CALL(flistxattr(t.fd, buf, size), listxattr(t.path, buf, size)));
 }
 
-int sfs_setxattr_at(int dirfd, const char *name, const char *attr, const void *value,
-		    size_t size, int flags)
+int sfs_setxattr_at(int dirfd, const char *name, const char *attr, const void *value, size_t size,
+		    int flags)
 {
 	struct attr_target t;
 	int r = attr_target_open(dirfd, name, &t);
@@ -256,8 +258,8 @@ int sfs_removexattr_at(int dirfd, const char *name, const char *attr)
 	int r = attr_target_open(dirfd, name, &t);
 	if (r < 0)
 		return r;
-	return (int)attr_target_done(&t, XATTR_CALL(fremovexattr(t.fd, attr),
-						    removexattr(t.path, attr)));
+	return (int)attr_target_done(
+		&t, XATTR_CALL(fremovexattr(t.fd, attr), removexattr(t.path, attr)));
 }
 
 int sfs_rename_at(int olddirfd, const char *oldname, int newdirfd, const char *newname,

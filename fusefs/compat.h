@@ -50,8 +50,8 @@ int sfs_chmod_at(int dirfd, const char *name, mode_t mode);
  * on every kernel this runs on. */
 ssize_t sfs_getxattr_at(int dirfd, const char *name, const char *attr, void *buf, size_t size);
 ssize_t sfs_listxattr_at(int dirfd, const char *name, char *buf, size_t size);
-int sfs_setxattr_at(int dirfd, const char *name, const char *attr, const void *value,
-		    size_t size, int flags);
+int sfs_setxattr_at(int dirfd, const char *name, const char *attr, const void *value, size_t size,
+		    int flags);
 int sfs_removexattr_at(int dirfd, const char *name, const char *attr);
 
 /* renameat2 with the Linux flags (RENAME_NOREPLACE, RENAME_EXCHANGE). */

@@ -268,6 +268,8 @@ int sfs_mount_main(const struct sfs_mount_opts *o)
 	}
 	struct sfs_fs_config cfg = {
 		.cache_timeout = o->cache_timeout,
+		.watched_timeout = 60.0,
+		.watch_host = true,
 		.anchor_limit = anchor_budget(),
 	};
 	int r = sfs_fs_new(rootfd, &cfg, &fs);
@@ -302,6 +304,11 @@ int sfs_mount_main(const struct sfs_mount_opts *o)
 		goto out_unmount;
 	}
 
+	r = sfs_fs_start(fs, se);
+	if (r < 0) {
+		error("cannot watch source '%s': %s", o->source, strerror(-r));
+		goto out_unmount;
+	}
 	struct fuse_loop_config *loop = fuse_loop_cfg_create();
 	if (!loop) {
 		error("out of memory");
@@ -313,6 +320,7 @@ int sfs_mount_main(const struct sfs_mount_opts *o)
 	fuse_loop_cfg_destroy(loop);
 	status = r == 0 ? 0 : 1;
 out_unmount:
+	sfs_fs_stop(fs);
 	fuse_session_unmount(se);
 	if (o->pid_file)
 		unlink(o->pid_file);

@@ -6,6 +6,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#ifdef __linux__
+#include <sys/inotify.h>
+#endif
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -33,6 +36,9 @@ struct sfs_node {
 	bool is_root;
 
 	struct sfs_node *all_prev, *all_next; /* every live node, for teardown */
+
+	int wd; /* inotify watch descriptor, 0 when not watched */
+	struct sfs_node *wd_next;
 };
 
 struct sfs_table {
@@ -42,6 +48,10 @@ struct sfs_table {
 	size_t nbuckets; /* a power of two */
 	size_t nhashed;
 	uint64_t next_generation;
+
+	struct sfs_node **wd_buckets; /* watch descriptor -> node */
+	size_t nwd_buckets, nwatched;
+	int inotify_fd;
 
 	struct sfs_node lru; /* sentinel: lru.lru_next is the most recent */
 	struct sfs_node all; /* sentinel of the list of every live node */
@@ -147,10 +157,44 @@ static int anchor_uncache(struct sfs_table *t, struct sfs_node *n)
 	return fd;
 }
 
+static struct sfs_node **wd_bucket(struct sfs_table *t, int wd)
+{
+	return &t->wd_buckets[((unsigned)wd * 2654435761u) & (t->nwd_buckets - 1)];
+}
+
+static void wd_remove(struct sfs_table *t, struct sfs_node *n)
+{
+	if (!n->wd)
+		return;
+	for (struct sfs_node **p = wd_bucket(t, n->wd); *p; p = &(*p)->wd_next) {
+		if (*p == n) {
+			*p = n->wd_next;
+			t->nwatched--;
+			break;
+		}
+	}
+	n->wd = 0;
+}
+
+static struct sfs_node *wd_find(struct sfs_table *t, int wd)
+{
+	struct sfs_node *n = *wd_bucket(t, wd);
+
+	while (n && n->wd != wd)
+		n = n->wd_next;
+	return n;
+}
+
 static void node_unref(struct sfs_table *t, struct sfs_node *n)
 {
 	while (n && n != &t->root && --n->refs == 0) {
 		struct sfs_node *parent = n->parent;
+		if (n->wd) {
+#ifdef __linux__
+			inotify_rm_watch(t->inotify_fd, n->wd);
+#endif
+			wd_remove(t, n);
+		}
 		hash_remove(t, n);
 		int fd = anchor_uncache(t, n);
 		if (fd >= 0)
@@ -207,10 +251,15 @@ int sfs_table_new(int rootfd, const struct sfs_stat *root_st, unsigned anchor_li
 		return -ENOMEM;
 	t->nbuckets = 1024;
 	t->buckets = calloc(t->nbuckets, sizeof(*t->buckets));
-	if (!t->buckets) {
+	t->nwd_buckets = 1024;
+	t->wd_buckets = calloc(t->nwd_buckets, sizeof(*t->wd_buckets));
+	if (!t->buckets || !t->wd_buckets) {
+		free(t->buckets);
+		free(t->wd_buckets);
 		free(t);
 		return -ENOMEM;
 	}
+	t->inotify_fd = -1;
 	pthread_mutex_init(&t->lock, NULL);
 	t->lru.lru_next = t->lru.lru_prev = &t->lru;
 	t->all.all_next = t->all.all_prev = &t->all;
@@ -244,6 +293,7 @@ void sfs_table_free(struct sfs_table *t)
 	}
 	close(t->root.anchor_fd);
 	free(t->buckets);
+	free(t->wd_buckets);
 	pthread_mutex_destroy(&t->lock);
 	free(t);
 }
@@ -270,11 +320,13 @@ struct sfs_node *sfs_node_from_id(struct sfs_table *t, uint64_t id)
 
 void sfs_node_info(struct sfs_table *t, const struct sfs_node *n, struct sfs_node_info *out)
 {
-	(void)t;
+	pthread_mutex_lock(&t->lock);
 	out->type = n->type;
 	out->dev = n->dev;
 	out->ino = n->ino;
 	out->generation = n->generation;
+	out->covered = n->wd || (n->parent && n->parent->wd);
+	pthread_mutex_unlock(&t->lock);
 }
 
 bool sfs_node_matches(struct sfs_table *t, struct sfs_node *n, const struct sfs_stat *st)
@@ -388,8 +440,7 @@ void sfs_table_note_rename(struct sfs_table *t, struct sfs_node *oldparent, cons
 }
 
 /* Joins the names from BASE (exclusive) down to N into BUF. Lock held. */
-static int path_below(const struct sfs_node *base, const struct sfs_node *n, char *buf,
-		      size_t size)
+static int path_below(const struct sfs_node *base, const struct sfs_node *n, char *buf, size_t size)
 {
 	const struct sfs_node *chain[MAX_DEPTH];
 	size_t depth = 0, len = 0;
@@ -558,6 +609,109 @@ int sfs_locate(struct sfs_table *t, struct sfs_node *n, struct sfs_location *out
 	node_unref(t, parent);
 	pthread_mutex_unlock(&t->lock);
 	return r;
+}
+
+void sfs_table_set_inotify(struct sfs_table *t, int inotify_fd)
+{
+	t->inotify_fd = inotify_fd;
+}
+
+void sfs_table_watch_set(struct sfs_table *t, struct sfs_node *n, int wd)
+{
+	pthread_mutex_lock(&t->lock);
+	/* One watch per host inode: a stale node of the same directory
+	 * must not remove it when it goes. */
+	struct sfs_node *prev = wd_find(t, wd);
+	if (prev && prev != n)
+		wd_remove(t, prev);
+	if (n->wd != wd) {
+		wd_remove(t, n);
+		if (t->nwatched + 1 > t->nwd_buckets / 4 * 3) {
+			size_t nb = t->nwd_buckets * 2;
+			struct sfs_node **b = calloc(nb, sizeof(*b));
+			if (b) {
+				for (size_t i = 0; i < t->nwd_buckets; i++) {
+					struct sfs_node *m = t->wd_buckets[i], *next;
+					for (; m; m = next) {
+						next = m->wd_next;
+						size_t j =
+							((unsigned)m->wd * 2654435761u) & (nb - 1);
+						m->wd_next = b[j];
+						b[j] = m;
+					}
+				}
+				free(t->wd_buckets);
+				t->wd_buckets = b;
+				t->nwd_buckets = nb;
+			}
+		}
+		n->wd = wd;
+		struct sfs_node **b = wd_bucket(t, wd);
+		n->wd_next = *b;
+		*b = n;
+		t->nwatched++;
+	}
+	pthread_mutex_unlock(&t->lock);
+}
+
+struct sfs_node *sfs_table_watch_node(struct sfs_table *t, int wd)
+{
+	pthread_mutex_lock(&t->lock);
+	struct sfs_node *n = wd_find(t, wd);
+	if (n)
+		n->refs++;
+	pthread_mutex_unlock(&t->lock);
+	return n;
+}
+
+void sfs_table_watch_gone(struct sfs_table *t, int wd)
+{
+	pthread_mutex_lock(&t->lock);
+	struct sfs_node *n = wd_find(t, wd);
+	if (n)
+		wd_remove(t, n);
+	pthread_mutex_unlock(&t->lock);
+}
+
+bool sfs_node_watched(struct sfs_table *t, struct sfs_node *n)
+{
+	pthread_mutex_lock(&t->lock);
+	bool w = n->wd != 0;
+	pthread_mutex_unlock(&t->lock);
+	return w;
+}
+
+struct sfs_node *sfs_table_find(struct sfs_table *t, const struct sfs_stat *st)
+{
+	pthread_mutex_lock(&t->lock);
+	struct sfs_node *n = hash_find(t, st);
+	if (n && !same_inode(n, st))
+		n = NULL;
+	if (n)
+		n->refs++;
+	pthread_mutex_unlock(&t->lock);
+	return n;
+}
+
+void sfs_node_unpin(struct sfs_table *t, struct sfs_node *n)
+{
+	if (!n)
+		return;
+	pthread_mutex_lock(&t->lock);
+	node_unref(t, n);
+	pthread_mutex_unlock(&t->lock);
+}
+
+void sfs_table_for_each_entry(struct sfs_table *t,
+			      void (*fn)(void *ctx, uint64_t parent_id, uint64_t id,
+					 const char *name),
+			      void *ctx)
+{
+	pthread_mutex_lock(&t->lock);
+	for (struct sfs_node *n = t->all.all_next; n != &t->all; n = n->all_next)
+		if (n->parent && n->name)
+			fn(ctx, sfs_node_id(n->parent), sfs_node_id(n), n->name);
+	pthread_mutex_unlock(&t->lock);
 }
 
 void sfs_table_stats(struct sfs_table *t, struct sfs_table_stats *out)

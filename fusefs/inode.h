@@ -44,6 +44,7 @@ struct sfs_node_info {
 	dev_t dev;
 	ino_t ino;
 	uint64_t generation;
+	bool covered; /* host changes to it are reported (watch.h) */
 };
 
 /* ROOTFD is an anchor fd on SOURCE, owned by the table from now on. At
@@ -98,6 +99,28 @@ int sfs_node_relpath(struct sfs_table *t, struct sfs_node *n, char *buf, size_t 
 
 /* Whether ST describes the inode N stands for. */
 bool sfs_node_matches(struct sfs_table *t, struct sfs_node *n, const struct sfs_stat *st);
+
+/* Host change notifications (watch.c). A watched directory is one whose
+ * changes the daemon hears about; entries below it may be cached long. */
+void sfs_table_set_inotify(struct sfs_table *t, int inotify_fd);
+/* Records that N is watched as WD (removing the watch when N is freed). */
+void sfs_table_watch_set(struct sfs_table *t, struct sfs_node *n, int wd);
+/* The node watched as WD, pinned for sfs_node_unpin, or NULL. */
+struct sfs_node *sfs_table_watch_node(struct sfs_table *t, int wd);
+/* The kernel dropped watch WD (the directory is gone). */
+void sfs_table_watch_gone(struct sfs_table *t, int wd);
+bool sfs_node_watched(struct sfs_table *t, struct sfs_node *n);
+/* The node for ST if the table knows it, pinned; else NULL. */
+struct sfs_node *sfs_table_find(struct sfs_table *t, const struct sfs_stat *st);
+void sfs_node_unpin(struct sfs_table *t, struct sfs_node *n);
+
+/* Calls FN for every node the table knows that has a name, with the
+ * parent's id and the name; FN must not call back into the table. Used to
+ * invalidate everything when host notifications were lost. */
+void sfs_table_for_each_entry(struct sfs_table *t,
+			      void (*fn)(void *ctx, uint64_t parent_id, uint64_t id,
+					 const char *name),
+			      void *ctx);
 
 /* Counters for tests and the benchmark. */
 struct sfs_table_stats {

@@ -16,6 +16,7 @@
 #include "creds.h"
 #include "inode.h"
 #include "util.h"
+#include "watch.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -33,7 +34,9 @@
 
 struct sfs_fs {
 	struct sfs_table *table;
-	double timeout;
+	struct sfs_watch *watch; /* NULL when host changes cannot be heard */
+	double timeout;		 /* for what the host may change unheard */
+	double watched_timeout;	 /* for what host notifications cover */
 };
 
 struct sfs_dir_handle {
@@ -59,17 +62,37 @@ int sfs_fs_new(int rootfd, const struct sfs_fs_config *cfg, struct sfs_fs **out)
 		return r;
 	}
 	fs->timeout = cfg->cache_timeout;
+	fs->watched_timeout = cfg->watched_timeout;
+	if (cfg->watch_host && sfs_watch_new(fs->table, rootfd, &fs->watch) == 0)
+		sfs_watch_dir(fs->watch, sfs_table_root(fs->table), rootfd, NULL);
 	sfs_creds_init();
 	*out = fs;
 	return 0;
+}
+
+int sfs_fs_start(struct sfs_fs *fs, struct fuse_session *se)
+{
+	return fs->watch ? sfs_watch_start(fs->watch, se) : 0;
+}
+
+void sfs_fs_stop(struct sfs_fs *fs)
+{
+	sfs_watch_free(fs->watch);
+	fs->watch = NULL;
 }
 
 void sfs_fs_free(struct sfs_fs *fs)
 {
 	if (!fs)
 		return;
+	sfs_fs_stop(fs);
 	sfs_table_free(fs->table);
 	free(fs);
+}
+
+static double timeout_for(const struct sfs_fs *fs, const struct sfs_node_info *info)
+{
+	return info->covered ? fs->watched_timeout : fs->timeout;
 }
 
 static struct sfs_fs *fs_of(fuse_req_t req)
@@ -102,8 +125,7 @@ enum change {
  * the node itself when NAME is NULL) may undergo CHANGE. Returns 0 or a
  * negative errno (EROFS for a denial). The policy engine plugs in here;
  * until then everything is allowed. */
-static int may_change(fuse_req_t req, struct sfs_node *parent, const char *name,
-		      enum change change)
+static int may_change(fuse_req_t req, struct sfs_node *parent, const char *name, enum change change)
 {
 	(void)req;
 	(void)parent;
@@ -112,24 +134,12 @@ static int may_change(fuse_req_t req, struct sfs_node *parent, const char *name,
 	return 0;
 }
 
-static void fill_entry(struct sfs_fs *fs, struct sfs_node *n, const struct sfs_stat *st,
-		       struct fuse_entry_param *e)
-{
-	memset(e, 0, sizeof(*e));
-	e->ino = sfs_node_id(n);
-	struct sfs_node_info info;
-	sfs_node_info(fs->table, n, &info);
-	e->generation = info.generation;
-	e->attr = st->st;
-	e->attr_timeout = fs->timeout;
-	e->entry_timeout = fs->timeout;
-}
-
 /* Looks NAME up in DIRFD (which is PARENT's directory) and makes the kernel
- * a new reference to it. */
+ * a new reference to it. A directory seen for the first time is watched. */
 static int lookup_at(struct sfs_fs *fs, struct sfs_node *parent, int dirfd, const char *name,
 		     struct fuse_entry_param *e)
 {
+	struct sfs_node_info info;
 	struct sfs_stat st;
 	int r = sfs_stat_at(dirfd, name, &st);
 
@@ -138,7 +148,14 @@ static int lookup_at(struct sfs_fs *fs, struct sfs_node *parent, int dirfd, cons
 	struct sfs_node *n = sfs_table_intern(fs->table, parent, name, &st);
 	if (!n)
 		return -ENOMEM;
-	fill_entry(fs, n, &st, e);
+	sfs_node_info(fs->table, n, &info);
+	if (fs->watch && info.type == S_IFDIR && !sfs_node_watched(fs->table, n))
+		sfs_watch_dir(fs->watch, n, dirfd, name);
+	memset(e, 0, sizeof(*e));
+	e->ino = sfs_node_id(n);
+	e->generation = info.generation;
+	e->attr = st.st;
+	e->attr_timeout = e->entry_timeout = timeout_for(fs, &info);
 	return 0;
 }
 
@@ -220,9 +237,14 @@ static void sfs_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	if (r == 0)
 		r = lookup_at(fs, node_of(req, parent), dir.fd, name, &e);
 	if (r == -ENOENT) {
-		/* A negative entry the kernel may cache for the timeout. */
+		/* A negative entry the kernel may cache: long where a host
+		 * create would be heard. */
+		struct sfs_node_info info;
+		sfs_node_info(fs->table, node_of(req, parent), &info);
 		memset(&e, 0, sizeof(e));
-		e.entry_timeout = fs->timeout;
+		e.entry_timeout = sfs_node_watched(fs->table, node_of(req, parent))
+					  ? fs->watched_timeout
+					  : fs->timeout;
 		fuse_reply_entry(req, &e);
 		return;
 	}
@@ -263,16 +285,24 @@ static int stat_node(struct sfs_fs *fs, struct sfs_node *n, struct fuse_file_inf
 	return locate_verified(fs, n, &loc, st);
 }
 
-static void sfs_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+static void reply_attr(fuse_req_t req, struct sfs_node *n, const struct sfs_stat *st)
 {
 	struct sfs_fs *fs = fs_of(req);
+	struct sfs_node_info info;
+
+	sfs_node_info(fs->table, n, &info);
+	fuse_reply_attr(req, &st->st, timeout_for(fs, &info));
+}
+
+static void sfs_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
 	struct sfs_stat st;
-	int r = stat_node(fs, node_of(req, ino), fi, &st);
+	int r = stat_node(fs_of(req), node_of(req, ino), fi, &st);
 
 	if (r < 0)
 		fuse_reply_err(req, -r);
 	else
-		fuse_reply_attr(req, &st.st, fs->timeout);
+		reply_attr(req, node_of(req, ino), &st);
 }
 
 static int truncate_node(struct sfs_fs *fs, struct sfs_node *n, struct fuse_file_info *fi,
@@ -286,8 +316,8 @@ static int truncate_node(struct sfs_fs *fs, struct sfs_node *n, struct fuse_file
 	return ftruncate(fd, size) < 0 ? -errno : 0;
 }
 
-static int apply_setattr(struct sfs_fs *fs, struct sfs_node *n, const struct stat *attr,
-			 int valid, struct fuse_file_info *fi)
+static int apply_setattr(struct sfs_fs *fs, struct sfs_node *n, const struct stat *attr, int valid,
+			 struct fuse_file_info *fi)
 {
 	cleanup_location struct sfs_location loc = {0};
 	struct sfs_stat st;
@@ -359,7 +389,7 @@ static void sfs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int v
 	if (r < 0)
 		fuse_reply_err(req, -r);
 	else
-		fuse_reply_attr(req, &st.st, fs->timeout);
+		reply_attr(req, n, &st);
 }
 
 static void sfs_readlink(fuse_req_t req, fuse_ino_t ino)
@@ -386,8 +416,8 @@ static void sfs_readlink(fuse_req_t req, fuse_ino_t ino)
 
 /* The tail shared by everything that makes a new name: look it up, hand the
  * kernel its entry. */
-static void reply_new_entry(fuse_req_t req, struct sfs_node *parent, int dirfd,
-			    const char *name, int r)
+static void reply_new_entry(fuse_req_t req, struct sfs_node *parent, int dirfd, const char *name,
+			    int r)
 {
 	struct fuse_entry_param e;
 
@@ -420,8 +450,7 @@ static int begin_change(fuse_req_t req, fuse_ino_t parent, const char *name, enu
 	return r;
 }
 
-static void sfs_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
-		      dev_t rdev)
+static void sfs_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, dev_t rdev)
 {
 	cleanup_creds struct sfs_creds creds = {0};
 	cleanup_anchor struct sfs_anchor dir = {0};
@@ -587,8 +616,8 @@ static void sfs_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode
 	int r = begin_change(req, parent, name, CHANGE_CREATE, &creds, &dir);
 
 	if (r == 0) {
-		fd = openat(dir.fd, name, host_open_flags(fi->flags) | O_CREAT | (fi->flags & O_EXCL),
-			    mode);
+		fd = openat(dir.fd, name,
+			    host_open_flags(fi->flags) | O_CREAT | (fi->flags & O_EXCL), mode);
 		if (fd < 0)
 			r = -errno;
 	}
@@ -666,16 +695,6 @@ static void sfs_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *in
 		fuse_reply_err(req, (int)-res);
 	else
 		fuse_reply_write(req, (size_t)res);
-}
-
-static void sfs_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
-{
-	(void)ino;
-	/* close() of a duplicate reports what the host reports at close
-	 * (NFS and the like flush there) without closing the handle. */
-	int fd = dup((int)fi->fh);
-	int r = fd < 0 ? errno : (close(fd) < 0 ? errno : 0);
-	fuse_reply_err(req, r);
 }
 
 static void sfs_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
@@ -997,7 +1016,9 @@ const struct fuse_lowlevel_ops sfs_ll_ops = {
 	.create = sfs_create,
 	.read = sfs_read,
 	.write_buf = sfs_write_buf,
-	.flush = sfs_flush,
+	/* No .flush: the kernel then stops sending one on every close(), a
+	 * round trip saved per file; host fds are closed at release, and
+	 * locks are the kernel's own. */
 	.release = sfs_release,
 	.fsync = sfs_fsync,
 	.opendir = sfs_opendir,

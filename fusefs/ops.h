@@ -12,8 +12,13 @@ struct sfs_fs;
 
 struct sfs_fs_config {
 	/* How long the kernel may trust an entry, an attribute or a negative
-	 * lookup. Host changes show through the mount within this time. */
+	 * lookup that a host change could alter unheard: host changes show
+	 * through the mount within this time. */
 	double cache_timeout;
+	/* The same where host changes are heard (watch.h) and invalidated
+	 * as they happen; bounds the damage of a lost notification. */
+	double watched_timeout;
+	bool watch_host;
 	/* Upper bound on cached directory fds. */
 	unsigned anchor_limit;
 };
@@ -21,6 +26,10 @@ struct sfs_fs_config {
 /* Takes ownership of ROOTFD (an anchor fd on SOURCE). */
 int sfs_fs_new(int rootfd, const struct sfs_fs_config *cfg, struct sfs_fs **out);
 void sfs_fs_free(struct sfs_fs *fs);
+/* Starts and stops what runs beside the request loop (host change
+ * notifications): after the mount, in the process that serves it. */
+int sfs_fs_start(struct sfs_fs *fs, struct fuse_session *se);
+void sfs_fs_stop(struct sfs_fs *fs);
 
 extern const struct fuse_lowlevel_ops sfs_ll_ops;
 

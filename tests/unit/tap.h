@@ -31,7 +31,7 @@ __attribute__((format(printf, 2, 3))) static bool tap_ok(bool cond, const char *
 	do {                                                                                       \
 		long a_ = (long)(actual), e_ = (long)(expected);                                   \
 		if (!tap_ok(a_ == e_, __VA_ARGS__))                                                \
-			printf("#   got %ld, expected %ld\n", a_, e_);                                 \
+			printf("#   got %ld, expected %ld\n", a_, e_);                             \
 	} while (0)
 
 static inline int tap_done(void)

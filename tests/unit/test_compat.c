@@ -80,8 +80,7 @@ static void test_stat(void)
 	   "stat_at does not follow a symlink");
 	ok(sfs_stat_at(root, "missing", &s) == -ENOENT, "stat_at answers -ENOENT");
 	ok(sfs_stat_at(dfd, ".", &s) == 0 && S_ISDIR(s.st.st_mode), "stat_at of '.'");
-	ok(sfs_stat_at(dfd, "file", &s) == 0 && s.btime_ns != 0,
-	   "stat_at reports the birth time");
+	ok(sfs_stat_at(dfd, "file", &s) == 0 && s.btime_ns != 0, "stat_at reports the birth time");
 	close(dfd);
 }
 

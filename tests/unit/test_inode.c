@@ -83,7 +83,8 @@ static void test_identity(void)
 	sfs_table_forget(table, c, 2);
 	sfs_table_forget(table, b, 1);
 	sfs_table_stats(table, &after);
-	ok(after.nodes == before.nodes - 2, "forgetting the last references frees nodes (%llu -> %llu)",
+	ok(after.nodes == before.nodes - 2,
+	   "forgetting the last references frees nodes (%llu -> %llu)",
 	   (unsigned long long)before.nodes, (unsigned long long)after.nodes);
 	sfs_table_forget(table, a, 2);
 	sfs_table_stats(table, &after);

@@ -1,0 +1,295 @@
+/* watch.c - see watch.h. One thread reads inotify events in batches and
+ * sends the kernel the matching invalidations. It never holds the table
+ * lock while talking to the kernel: an invalidation may wait for a
+ * directory lock that a request in flight holds, and that request may need
+ * the table. */
+#include "watch.h"
+#include "util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#if defined(__linux__) && !defined(SANDYFS_PORTABLE_FALLBACK)
+#include <linux/magic.h>
+#include <sys/inotify.h>
+#include <sys/statfs.h>
+#define HAVE_INOTIFY 1
+#endif
+
+struct sfs_watch {
+	struct sfs_table *table;
+	struct fuse_session *se;
+	int fd;
+	int stop[2];
+	pthread_t thread;
+	bool started;
+	atomic_uint_fast64_t events, invalidations, overflows;
+};
+
+#ifdef HAVE_INOTIFY
+
+#define WATCH_MASK                                                                                 \
+	(IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_MODIFY | IN_ATTRIB |             \
+	 IN_ONLYDIR | IN_EXCL_UNLINK)
+
+/* Filesystems whose every change inotify reports. Network and FUSE
+ * filesystems change behind the kernel's back. */
+static bool reports_all_changes(int fd)
+{
+	struct statfs sf;
+
+	if (fstatfs(fd, &sf) < 0)
+		return false;
+	switch ((unsigned long)sf.f_type) {
+	case EXT4_SUPER_MAGIC: /* also ext2 and ext3 */
+	case XFS_SUPER_MAGIC:
+	case BTRFS_SUPER_MAGIC:
+	case TMPFS_MAGIC:
+	case F2FS_SUPER_MAGIC:
+	case 0x2fc12fc1: /* zfs */
+	case 0xca451a4e: /* bcachefs */
+		return true;
+	default:
+		return false;
+	}
+}
+
+int sfs_watch_new(struct sfs_table *t, int rootfd, struct sfs_watch **out)
+{
+	if (!reports_all_changes(rootfd))
+		return -EOPNOTSUPP;
+	struct sfs_watch *w = calloc(1, sizeof(*w));
+	if (!w)
+		return -ENOMEM;
+	w->table = t;
+	w->fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	if (w->fd < 0 || pipe2(w->stop, O_CLOEXEC) < 0) {
+		int e = errno;
+		if (w->fd >= 0)
+			close(w->fd);
+		free(w);
+		return -e;
+	}
+	sfs_table_set_inotify(t, w->fd);
+	*out = w;
+	return 0;
+}
+
+bool sfs_watch_dir(struct sfs_watch *w, struct sfs_node *n, int dirfd, const char *name)
+{
+	char path[64 + NAME_MAX];
+
+	if (!w)
+		return false;
+	/* DIRFD's magic link must be followed; NAME must not be (it could
+	 * have become a symlink since it was looked up). */
+	uint32_t mask = WATCH_MASK;
+	if (name) {
+		snprintf(path, sizeof(path), "/proc/self/fd/%d/%s", dirfd, name);
+		mask |= IN_DONT_FOLLOW;
+	} else {
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", dirfd);
+	}
+	int wd = inotify_add_watch(w->fd, path, mask);
+	if (wd < 0)
+		return false;
+	sfs_table_watch_set(w->table, n, wd);
+	return true;
+}
+
+struct entry_list {
+	size_t len, cap;
+	struct entry_ref {
+		uint64_t parent, id;
+		char *name;
+	} * items;
+};
+
+static void collect_entry(void *ctx, uint64_t parent, uint64_t id, const char *name)
+{
+	struct entry_list *l = ctx;
+
+	if (l->len == l->cap) {
+		size_t cap = l->cap ? l->cap * 2 : 1024;
+		struct entry_ref *items = realloc(l->items, cap * sizeof(*items));
+		if (!items)
+			return;
+		l->items = items;
+		l->cap = cap;
+	}
+	char *copy = strdup(name);
+	if (copy)
+		l->items[l->len++] = (struct entry_ref){parent, id, copy};
+}
+
+/* Events were lost: forget everything the kernel caches. */
+static void invalidate_all(struct sfs_watch *w)
+{
+	struct entry_list l = {0};
+
+	atomic_fetch_add(&w->overflows, 1);
+	sfs_table_for_each_entry(w->table, collect_entry, &l);
+	for (size_t i = 0; i < l.len; i++) {
+		fuse_lowlevel_notify_inval_inode(w->se, l.items[i].id, 0, 0);
+		fuse_lowlevel_notify_inval_entry(w->se, l.items[i].parent, l.items[i].name,
+						 strlen(l.items[i].name));
+		free(l.items[i].name);
+	}
+	fuse_lowlevel_notify_inval_inode(w->se, FUSE_ROOT_ID, 0, 0);
+	free(l.items);
+}
+
+/* A file's content or attributes changed: its cached attributes go, and
+ * with them (auto_inval_data) its pages when the mtime moved. */
+static void invalidate_child_attrs(struct sfs_watch *w, struct sfs_node *dir, const char *name)
+{
+	cleanup_anchor struct sfs_anchor a = {0};
+	struct sfs_stat st;
+
+	if (sfs_anchor_get(w->table, dir, &a) < 0 || sfs_stat_at(a.fd, name, &st) < 0)
+		return;
+	struct sfs_node *child = sfs_table_find(w->table, &st);
+	if (child) {
+		fuse_lowlevel_notify_inval_inode(w->se, sfs_node_id(child), -1, 0);
+		atomic_fetch_add(&w->invalidations, 1);
+		sfs_node_unpin(w->table, child);
+	}
+}
+
+static void handle_event(struct sfs_watch *w, const struct inotify_event *ev,
+			 uint64_t *last_dir_inval)
+{
+	atomic_fetch_add(&w->events, 1);
+	if (ev->mask & IN_Q_OVERFLOW) {
+		invalidate_all(w);
+		return;
+	}
+	if (ev->mask & IN_IGNORED) {
+		sfs_table_watch_gone(w->table, ev->wd);
+		return;
+	}
+	struct sfs_node *dir = sfs_table_watch_node(w->table, ev->wd);
+	if (!dir)
+		return;
+	uint64_t dir_id = sfs_node_id(dir);
+	if (ev->len == 0) {
+		/* The directory itself: its attributes. */
+		fuse_lowlevel_notify_inval_inode(w->se, dir_id, -1, 0);
+	} else if (ev->mask & (IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO)) {
+		fuse_lowlevel_notify_inval_entry(w->se, dir_id, ev->name, strlen(ev->name));
+		/* The listing cached in the directory's pages is stale too;
+		 * once per directory per batch is enough. */
+		if (*last_dir_inval != dir_id) {
+			fuse_lowlevel_notify_inval_inode(w->se, dir_id, 0, 0);
+			*last_dir_inval = dir_id;
+		}
+	} else {
+		invalidate_child_attrs(w, dir, ev->name);
+	}
+	atomic_fetch_add(&w->invalidations, 1);
+	sfs_node_unpin(w->table, dir);
+}
+
+static void *watch_thread(void *arg)
+{
+	struct sfs_watch *w = arg;
+	char buf[64 * 1024] __attribute__((aligned(__alignof__(struct inotify_event))));
+	struct pollfd pfd[2] = {{.fd = w->fd, .events = POLLIN},
+				{.fd = w->stop[0], .events = POLLIN}};
+
+	for (;;) {
+		if (poll(pfd, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		if (pfd[1].revents)
+			break;
+		ssize_t n = read(w->fd, buf, sizeof(buf));
+		if (n <= 0)
+			continue;
+		uint64_t last_dir_inval = 0;
+		for (char *p = buf; p < buf + n;) {
+			const struct inotify_event *ev = (const struct inotify_event *)p;
+			handle_event(w, ev, &last_dir_inval);
+			p += sizeof(*ev) + ev->len;
+		}
+	}
+	return NULL;
+}
+
+int sfs_watch_start(struct sfs_watch *w, struct fuse_session *se)
+{
+	w->se = se;
+	int r = pthread_create(&w->thread, NULL, watch_thread, w);
+	if (r != 0)
+		return -r;
+	w->started = true;
+	return 0;
+}
+
+void sfs_watch_free(struct sfs_watch *w)
+{
+	if (!w)
+		return;
+	if (w->started) {
+		if (write(w->stop[1], "x", 1) == 1)
+			pthread_join(w->thread, NULL);
+	}
+	sfs_table_set_inotify(w->table, -1);
+	close(w->stop[0]);
+	close(w->stop[1]);
+	close(w->fd);
+	free(w);
+}
+
+#else /* no inotify: the portable flavour */
+
+int sfs_watch_new(struct sfs_table *t, int rootfd, struct sfs_watch **out)
+{
+	(void)t;
+	(void)rootfd;
+	*out = NULL;
+	return -EOPNOTSUPP;
+}
+
+int sfs_watch_start(struct sfs_watch *w, struct fuse_session *se)
+{
+	(void)w;
+	(void)se;
+	return 0;
+}
+
+void sfs_watch_free(struct sfs_watch *w)
+{
+	(void)w;
+}
+
+bool sfs_watch_dir(struct sfs_watch *w, struct sfs_node *n, int dirfd, const char *name)
+{
+	(void)w;
+	(void)n;
+	(void)dirfd;
+	(void)name;
+	return false;
+}
+
+#endif
+
+void sfs_watch_stats(struct sfs_watch *w, struct sfs_watch_stats *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (!w)
+		return;
+	out->events = atomic_load(&w->events);
+	out->invalidations = atomic_load(&w->invalidations);
+	out->overflows = atomic_load(&w->overflows);
+}
