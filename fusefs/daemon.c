@@ -1,7 +1,9 @@
 /* daemon.c - see daemon.h. */
 
 #include "daemon.h"
+#include "audit.h"
 #include "compat.h"
+#include "gitlayout.h"
 #include "ops.h"
 #include "util.h"
 
@@ -9,6 +11,7 @@
 #include <stdarg.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -232,12 +235,39 @@ static int detach(const struct sfs_mount_opts *o)
 	return 0;
 }
 
+/* The rule files of SPEC §4.8 plus the git layout of §4.3. A rule file
+ * that does not load stops the mount: there is no half-read policy. */
+static int load_policy(const struct sfs_mount_opts *o, const char *source, struct sfs_policy **out)
+{
+	char *errmsg = NULL;
+	int r = sfs_policy_load(&o->rules, source, out, &errmsg);
+
+	if (r < 0) {
+		error("cannot load rules: %s", errmsg ? errmsg : strerror(-r));
+		free(errmsg);
+		return r;
+	}
+	r = sfs_git_protect_layout(*out, source, &errmsg);
+	if (r < 0) {
+		/* The .git names are immutable whatever happens here; only
+		 * what libgit2 would have added is missing. */
+		fprintf(stderr,
+			"sandyfs: warning: %s; only .git names are protected as git internals\n",
+			errmsg ? errmsg : strerror(-r));
+	}
+	free(errmsg);
+	return 0;
+}
+
 static int build_fuse_args(const struct sfs_mount_opts *o, struct fuse_args *args)
 {
 	char opts[4096];
-	int n = snprintf(opts, sizeof(opts), "fsname=sandyfs,subtype=sandyfs%s%s%s",
-			 o->allow_other ? ",allow_other,default_permissions" : "",
-			 o->fuse_opts ? "," : "", o->fuse_opts ? o->fuse_opts : "");
+	/* The kernel checks permissions from the attributes it caches: the
+	 * files it opens without asking (no_open) are checked too. */
+	int n = snprintf(opts, sizeof(opts),
+			 "fsname=sandyfs,subtype=sandyfs,default_permissions%s%s%s",
+			 o->allow_other ? ",allow_other" : "", o->fuse_opts ? "," : "",
+			 o->fuse_opts ? o->fuse_opts : "");
 
 	if (n < 0 || (size_t)n >= sizeof(opts)) {
 		error("mount options too long");
@@ -270,12 +300,31 @@ int sfs_mount_main(const struct sfs_mount_opts *o)
 		.cache_timeout = o->cache_timeout,
 		.watched_timeout = 60.0,
 		.watch_host = true,
+		.no_open = true,
 		.anchor_limit = anchor_budget(),
 	};
-	int r = sfs_fs_new(rootfd, &cfg, &fs);
+	struct sfs_policy *policy = NULL;
+	struct sfs_audit *audit = NULL;
+	int r = load_policy(o, source, &policy);
+	if (r == 0 && o->audit_file) {
+		static const struct sfs_audit_limits limits = {.burst = 200, .rate = 50};
+		r = sfs_audit_open(o->audit_file, &limits, &audit);
+		if (r < 0)
+			error("cannot open audit log '%s': %s", o->audit_file, strerror(-r));
+	}
 	if (r < 0) {
+		sfs_policy_free(policy);
 		close(rootfd);
-		error("cannot serve source '%s': %s", o->source, strerror(-r));
+		return 1;
+	}
+	char *errmsg = NULL;
+	r = sfs_fs_new(rootfd, &cfg, policy, audit, &fs, &errmsg);
+	if (r < 0) {
+		if (errmsg)
+			error("%s", errmsg);
+		else
+			error("cannot serve source '%s': %s", o->source, strerror(-r));
+		free(errmsg);
 		return 1;
 	}
 	if (build_fuse_args(o, &args) < 0)
@@ -283,6 +332,7 @@ int sfs_mount_main(const struct sfs_mount_opts *o)
 	se = fuse_session_new(&args, &sfs_ll_ops, sizeof(sfs_ll_ops), fs);
 	if (!se) {
 		error("cannot mount '%s': bad mount options", o->mountpoint);
+		status = 2;
 		goto out;
 	}
 	if (fuse_set_signal_handlers(se) != 0) {
@@ -318,7 +368,9 @@ int sfs_mount_main(const struct sfs_mount_opts *o)
 	fuse_loop_cfg_set_idle_threads(loop, 4);
 	r = fuse_session_loop_mt(se, loop);
 	fuse_loop_cfg_destroy(loop);
-	status = r == 0 ? 0 : 1;
+	/* libfuse returns the number of the signal that ended the loop:
+	 * being told to stop is a clean end. */
+	status = r == 0 || r == SIGTERM || r == SIGINT || r == SIGHUP ? 0 : 1;
 out_unmount:
 	sfs_fs_stop(fs);
 	fuse_session_unmount(se);

@@ -4,6 +4,8 @@
 #ifndef SANDYFS_DAEMON_H
 #define SANDYFS_DAEMON_H
 
+#include "rules.h"
+
 #include <stdbool.h>
 
 struct sfs_mount_opts {
@@ -13,6 +15,8 @@ struct sfs_mount_opts {
 	bool allow_other;
 	char *fuse_opts; /* comma-separated -o options, or NULL */
 	const char *pid_file;
+	const char *audit_file; /* --audit, or NULL */
+	struct sfs_rule_opts rules;
 	double cache_timeout;
 };
 

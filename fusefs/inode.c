@@ -34,10 +34,13 @@ struct sfs_node {
 	struct sfs_node *hash_next;
 	bool hashed;
 	bool is_root;
+	bool removed; /* its name went through the mount (not behind our back) */
 
 	struct sfs_node *all_prev, *all_next; /* every live node, for teardown */
 
-	int wd; /* inotify watch descriptor, 0 when not watched */
+	int wd;		/* inotify watch descriptor, 0 when not watched */
+	int overlay_fd; /* served instead of SOURCE's file, or -1 (not owned) */
+	int orphan_fd;	/* the file after its last name went, or -1 (owned) */
 	struct sfs_node *wd_next;
 };
 
@@ -199,6 +202,8 @@ static void node_unref(struct sfs_table *t, struct sfs_node *n)
 		int fd = anchor_uncache(t, n);
 		if (fd >= 0)
 			close(fd);
+		if (n->orphan_fd >= 0)
+			close(n->orphan_fd);
 		n->all_prev->all_next = n->all_next;
 		n->all_next->all_prev = n->all_prev;
 		free(n->name);
@@ -208,9 +213,11 @@ static void node_unref(struct sfs_table *t, struct sfs_node *n)
 	}
 }
 
-static void node_detach(struct sfs_table *t, struct sfs_node *n)
+static void node_detach(struct sfs_table *t, struct sfs_node *n, bool removed)
 {
 	struct sfs_node *parent = n->parent;
+
+	n->removed = removed;
 
 	free(n->name);
 	n->name = NULL;
@@ -230,7 +237,7 @@ static void node_set_location(struct sfs_table *t, struct sfs_node *n, struct sf
 		return; /* the old name stays; it is verified on every use */
 	for (struct sfs_node *a = parent; a; a = a->parent) {
 		if (a->parent == n) {
-			node_detach(t, a);
+			node_detach(t, a, false);
 			break;
 		}
 	}
@@ -238,6 +245,7 @@ static void node_set_location(struct sfs_table *t, struct sfs_node *n, struct sf
 	struct sfs_node *old_parent = n->parent;
 	free(n->name);
 	n->name = copy;
+	n->removed = false;
 	n->parent = parent;
 	node_unref(t, old_parent);
 }
@@ -273,6 +281,8 @@ int sfs_table_new(int rootfd, const struct sfs_stat *root_st, unsigned anchor_li
 	t->root.btime_ns = root_st->btime_ns;
 	t->root.type = S_IFDIR;
 	t->root.is_root = true;
+	t->root.overlay_fd = -1;
+	t->root.orphan_fd = -1;
 	*out = t;
 	return 0;
 }
@@ -288,6 +298,8 @@ void sfs_table_free(struct sfs_table *t)
 		n->all_next->all_prev = n->all_prev;
 		if (n->anchor_fd >= 0)
 			close(n->anchor_fd);
+		if (n->orphan_fd >= 0)
+			close(n->orphan_fd);
 		free(n->name);
 		free(n);
 	}
@@ -326,6 +338,8 @@ void sfs_node_info(struct sfs_table *t, const struct sfs_node *n, struct sfs_nod
 	out->ino = n->ino;
 	out->generation = n->generation;
 	out->covered = n->wd || (n->parent && n->parent->wd);
+	out->overlay_fd = n->overlay_fd;
+	out->orphan_fd = n->orphan_fd;
 	pthread_mutex_unlock(&t->lock);
 }
 
@@ -370,6 +384,8 @@ struct sfs_node *sfs_table_intern(struct sfs_table *t, struct sfs_node *parent, 
 		n->nlookup = 1;
 		n->refs = 1;
 		n->anchor_fd = -1;
+		n->overlay_fd = -1;
+		n->orphan_fd = -1;
 		hash_insert(t, n);
 		n->all_next = t->all.all_next;
 		n->all_prev = &t->all;
@@ -406,7 +422,7 @@ void sfs_table_note_unlink(struct sfs_table *t, struct sfs_node *parent, const c
 	pthread_mutex_lock(&t->lock);
 	struct sfs_node *n = st ? hash_find(t, st) : NULL;
 	if (n && is_at(n, parent, name))
-		node_detach(t, n);
+		node_detach(t, n, true);
 	pthread_mutex_unlock(&t->lock);
 }
 
@@ -429,7 +445,7 @@ void sfs_table_note_rename(struct sfs_table *t, struct sfs_node *oldparent, cons
 	if (target)
 		target->refs++;
 	if (target && !exchange)
-		node_detach(t, target);
+		node_detach(t, target, true);
 	if (moved)
 		node_set_location(t, moved, newparent, newname);
 	if (target && exchange)
@@ -437,6 +453,14 @@ void sfs_table_note_rename(struct sfs_table *t, struct sfs_node *oldparent, cons
 	node_unref(t, moved);
 	node_unref(t, target);
 	pthread_mutex_unlock(&t->lock);
+}
+
+/* A node without a name: removed through the mount, it is gone (ENOENT,
+ * as natively); cut loose because the host moved things, the kernel
+ * should look again (ESTALE). */
+static int gone_error(const struct sfs_node *n)
+{
+	return n->removed ? -ENOENT : -ESTALE;
 }
 
 /* Joins the names from BASE (exclusive) down to N into BUF. Lock held. */
@@ -447,7 +471,7 @@ static int path_below(const struct sfs_node *base, const struct sfs_node *n, cha
 
 	for (const struct sfs_node *a = n; a != base; a = a->parent) {
 		if (!a->name || depth == MAX_DEPTH)
-			return a->name ? -ELOOP : -ESTALE;
+			return a->name ? -ELOOP : gone_error(a);
 		chain[depth++] = a;
 		len += strlen(a->name) + 1;
 	}
@@ -465,6 +489,53 @@ static int path_below(const struct sfs_node *base, const struct sfs_node *n, cha
 		p--;
 	*p = '\0';
 	return 0;
+}
+
+/* The same into a buffer of the right size, for paths of any length. */
+static int path_below_alloc(const struct sfs_node *base, const struct sfs_node *n, char **out)
+{
+	size_t len = 1, depth = 0;
+
+	for (const struct sfs_node *a = n; a != base; a = a->parent) {
+		if (!a->name || ++depth > MAX_DEPTH)
+			return a->name ? -ELOOP : gone_error(a);
+		len += strlen(a->name) + 1;
+	}
+	*out = malloc(len);
+	if (!*out)
+		return -ENOMEM;
+	return path_below(base, n, *out, len);
+}
+
+/* Opens the directory PATH beneath BASEFD in pieces short enough for one
+ * system call each: a tree may nest deeper than PATH_MAX. */
+static int open_dir_chunked(int basefd, char *path)
+{
+	int cur = basefd;
+	char *p = path;
+
+	for (;;) {
+		size_t len = strlen(p);
+		char *cut = NULL;
+		if (len >= PATH_MAX - 1) {
+			cut = p + PATH_MAX - 2;
+			while (cut > p && *cut != '/')
+				cut--;
+			if (cut == p) {
+				if (cur != basefd)
+					close(cur);
+				return -ENAMETOOLONG;
+			}
+			*cut = '\0';
+		}
+		int fd = sfs_open_beneath(cur, p, sfs_anchor_flags(), 0);
+		if (cur != basefd)
+			close(cur);
+		if (fd < 0 || !cut)
+			return fd;
+		cur = fd;
+		p = cut + 1;
+	}
 }
 
 int sfs_node_relpath(struct sfs_table *t, struct sfs_node *n, char *buf, size_t size)
@@ -519,7 +590,7 @@ static size_t evict(struct sfs_table *t, int *fds, size_t max)
 
 int sfs_anchor_get(struct sfs_table *t, struct sfs_node *dir, struct sfs_anchor *out)
 {
-	char path[PATH_MAX];
+	cleanup_free char *path = NULL;
 	struct sfs_anchor base;
 	struct sfs_stat got;
 
@@ -544,7 +615,7 @@ int sfs_anchor_get(struct sfs_table *t, struct sfs_node *dir, struct sfs_anchor 
 	struct sfs_node *b = dir->parent;
 	while (b && b->anchor_fd < 0)
 		b = b->parent;
-	int r = b ? path_below(b, dir, path, sizeof(path)) : -ESTALE;
+	int r = path_below_alloc(b, dir, &path);
 	if (r < 0) {
 		pthread_mutex_unlock(&t->lock);
 		return r;
@@ -554,7 +625,7 @@ int sfs_anchor_get(struct sfs_table *t, struct sfs_node *dir, struct sfs_anchor 
 	t->anchor_opens++;
 	pthread_mutex_unlock(&t->lock);
 
-	int fd = sfs_open_beneath(base.fd, path, sfs_anchor_flags(), 0);
+	int fd = open_dir_chunked(base.fd, path);
 	sfs_anchor_put(&base);
 	if (fd >= 0 && ((r = sfs_stat_fd(fd, &got)) < 0 || !same_inode(dir, &got))) {
 		close(fd);
@@ -595,9 +666,10 @@ int sfs_locate(struct sfs_table *t, struct sfs_node *n, struct sfs_location *out
 	pthread_mutex_lock(&t->lock);
 	struct sfs_node *parent = n->parent;
 	if (!parent || !n->name) {
+		int err = gone_error(n);
 		pthread_mutex_unlock(&t->lock);
 		out->dir = (struct sfs_anchor){.table = t, .node = NULL, .fd = -1};
-		return -ESTALE;
+		return err;
 	}
 	size_t len = strlen(n->name);
 	memcpy(out->name, n->name, len + 1);
@@ -609,6 +681,23 @@ int sfs_locate(struct sfs_table *t, struct sfs_node *n, struct sfs_location *out
 	node_unref(t, parent);
 	pthread_mutex_unlock(&t->lock);
 	return r;
+}
+
+void sfs_node_set_overlay(struct sfs_table *t, struct sfs_node *n, int overlay_fd)
+{
+	pthread_mutex_lock(&t->lock);
+	n->overlay_fd = overlay_fd;
+	pthread_mutex_unlock(&t->lock);
+}
+
+bool sfs_node_adopt_orphan_fd(struct sfs_table *t, struct sfs_node *n, int fd)
+{
+	pthread_mutex_lock(&t->lock);
+	bool taken = n->orphan_fd < 0 && !n->name;
+	if (taken)
+		n->orphan_fd = fd;
+	pthread_mutex_unlock(&t->lock);
+	return taken;
 }
 
 void sfs_table_set_inotify(struct sfs_table *t, int inotify_fd)

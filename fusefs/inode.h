@@ -44,7 +44,9 @@ struct sfs_node_info {
 	dev_t dev;
 	ino_t ino;
 	uint64_t generation;
-	bool covered; /* host changes to it are reported (watch.h) */
+	bool covered;	/* host changes to it are reported (watch.h) */
+	int overlay_fd; /* a host file served in its place (guard.h), or -1 */
+	int orphan_fd;	/* see sfs_node_adopt_orphan_fd, or -1 */
 };
 
 /* ROOTFD is an anchor fd on SOURCE, owned by the table from now on. At
@@ -99,6 +101,16 @@ int sfs_node_relpath(struct sfs_table *t, struct sfs_node *n, char *buf, size_t 
 
 /* Whether ST describes the inode N stands for. */
 bool sfs_node_matches(struct sfs_table *t, struct sfs_node *n, const struct sfs_stat *st);
+
+/* Marks N as served from OVERLAY_FD (owned by the guard) instead of
+ * SOURCE. */
+void sfs_node_set_overlay(struct sfs_table *t, struct sfs_node *n, int overlay_fd);
+
+/* N lost its last known name through the mount (unlink, rename over it)
+ * while the kernel still knows it, maybe open: FD, an fd on the same file
+ * opened before the name went, keeps it readable and writable until the
+ * kernel forgets N. Returns whether N took FD (else the caller closes it). */
+bool sfs_node_adopt_orphan_fd(struct sfs_table *t, struct sfs_node *n, int fd);
 
 /* Host change notifications (watch.c). A watched directory is one whose
  * changes the daemon hears about; entries below it may be cached long. */

@@ -4,6 +4,7 @@
 #include "config.h"
 #include "compat.h"
 #include "daemon.h"
+#include "rules.h"
 
 #include <getopt.h>
 #include <stdarg.h>
@@ -25,6 +26,13 @@ static const char usage_text[] =
 	"                         permission checks (default_permissions)\n"
 	"  -o OPT[,OPT...]        extra FUSE mount options\n"
 	"      --pid-file FILE    write the daemon's pid to FILE while it serves\n"
+	"      --audit FILE       append one JSON line per denied operation to FILE\n"
+	"\n"
+	"rule options:\n"
+	"  -t, --type NAME        add the shipped rules NAME.json (repeatable);\n"
+	"                         default: every project type detected in SOURCE\n"
+	"      --no-detect        do not detect project types\n"
+	"  -r, --rules FILE       add a rule file (repeatable)\n"
 	"\n"
 	"`sandyfs mount` returns once the mount is live. SIGTERM, SIGINT or SIGHUP to the\n"
 	"daemon unmount it; so does `sandyfs umount`, also when the daemon has died.\n";
@@ -71,19 +79,29 @@ static char *append_opt(char *list, const char *opt)
 
 static int cmd_mount(int argc, char **argv)
 {
-	enum { OPT_ALLOW_OTHER = 256, OPT_PID_FILE };
+	enum { OPT_ALLOW_OTHER = 256, OPT_PID_FILE, OPT_AUDIT };
 	static const struct option longopts[] = {
 		{"foreground", no_argument, NULL, 'f'},
 		{"allow-other", no_argument, NULL, OPT_ALLOW_OTHER},
 		{"pid-file", required_argument, NULL, OPT_PID_FILE},
+		{"audit", required_argument, NULL, OPT_AUDIT},
 		{"help", no_argument, NULL, 'h'},
+		SFS_RULE_LONG_OPTS,
 		{NULL, 0, NULL, 0},
 	};
 	struct sfs_mount_opts o = {.cache_timeout = 0.5};
-	int c;
+	int status, c;
 
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+:fo:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":fo:h" SFS_RULE_SHORT_OPTS, longopts, NULL)) != -1) {
+		int used = sfs_rule_opts_parse(&o.rules, c, optarg);
+		if (used < 0) {
+			fputs("sandyfs: out of memory\n", stderr);
+			status = 1;
+			goto out;
+		}
+		if (used)
+			continue;
 		switch (c) {
 		case 'f':
 			o.foreground = true;
@@ -97,20 +115,29 @@ static int cmd_mount(int argc, char **argv)
 		case OPT_PID_FILE:
 			o.pid_file = optarg;
 			break;
+		case OPT_AUDIT:
+			o.audit_file = optarg;
+			break;
 		case 'h':
 			fputs(usage_text, stdout);
-			return 0;
+			status = 0;
+			goto out;
 		default:
-			return bad_option(c, argv);
+			status = bad_option(c, argv);
+			goto out;
 		}
 	}
-	if (argc - optind != 2)
-		return usage_error("mount needs SOURCE and MOUNTPOINT%s",
-				   argc - optind > 2 ? " (too many arguments)" : "");
+	if (argc - optind != 2) {
+		status = usage_error("mount needs SOURCE and MOUNTPOINT%s",
+				     argc - optind > 2 ? " (too many arguments)" : "");
+		goto out;
+	}
 	o.source = argv[optind];
 	o.mountpoint = argv[optind + 1];
-	int status = sfs_mount_main(&o);
+	status = sfs_mount_main(&o);
+out:
 	free(o.fuse_opts);
+	sfs_rule_opts_free(&o.rules);
 	return status;
 }
 

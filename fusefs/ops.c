@@ -8,12 +8,13 @@
  *  - a node whose name no longer leads to its inode answers ESTALE, and
  *    the kernel looks the name up again;
  *  - everything that creates, changes or opens runs with the caller's
- *    credentials (creds.h) and first asks may_change(), the one place the
- *    policy is consulted. */
+ *    credentials (creds.h), after the guard (guard.h) has allowed every
+ *    name it touches; lookups and listings ask the guard what is visible. */
 
 #include "ops.h"
 #include "compat.h"
 #include "creds.h"
+#include "guard.h"
 #include "inode.h"
 #include "util.h"
 #include "watch.h"
@@ -34,9 +35,17 @@
 
 struct sfs_fs {
 	struct sfs_table *table;
+	struct sfs_guard *guard;
 	struct sfs_watch *watch; /* NULL when host changes cannot be heard */
 	double timeout;		 /* for what the host may change unheard */
 	double watched_timeout;	 /* for what host notifications cover */
+	/* The kernel opens files and directories without asking (it was
+	 * answered ENOSYS once): I/O requests come without a handle, and
+	 * the daemon opens the node for each one. Saves two round trips per
+	 * open(); the policy is then enforced on the writes themselves. */
+	bool no_open, no_opendir;
+	/* The kernel leaves the umask to us (POSIX ACLs, dont_mask). */
+	bool posix_acl;
 };
 
 struct sfs_dir_handle {
@@ -45,24 +54,37 @@ struct sfs_dir_handle {
 	struct dirent *entry;
 };
 
-int sfs_fs_new(int rootfd, const struct sfs_fs_config *cfg, struct sfs_fs **out)
+int sfs_fs_new(int rootfd, const struct sfs_fs_config *cfg, struct sfs_policy *policy,
+	       struct sfs_audit *audit, struct sfs_fs **out, char **errmsg)
 {
 	struct sfs_stat st;
 	struct sfs_fs *fs;
 	int r = sfs_stat_fd(rootfd, &st);
 
-	if (r < 0)
-		return r;
-	fs = calloc(1, sizeof(*fs));
-	if (!fs)
-		return -ENOMEM;
-	r = sfs_table_new(rootfd, &st, cfg->anchor_limit, &fs->table);
+	*errmsg = NULL;
+	fs = r == 0 ? calloc(1, sizeof(*fs)) : NULL;
+	if (r == 0 && !fs)
+		r = -ENOMEM;
+	if (r == 0)
+		r = sfs_table_new(rootfd, &st, cfg->anchor_limit, &fs->table);
 	if (r < 0) {
+		/* Everything handed over is released on every failure. */
+		free(fs);
+		close(rootfd);
+		sfs_policy_free(policy);
+		sfs_audit_close(audit);
+		return r;
+	}
+	r = sfs_guard_new(policy, audit, fs->table, &fs->guard, errmsg);
+	if (r < 0) {
+		sfs_table_free(fs->table);
 		free(fs);
 		return r;
 	}
 	fs->timeout = cfg->cache_timeout;
 	fs->watched_timeout = cfg->watched_timeout;
+	fs->no_open = cfg->no_open;
+	fs->no_opendir = cfg->no_open;
 	if (cfg->watch_host && sfs_watch_new(fs->table, rootfd, &fs->watch) == 0)
 		sfs_watch_dir(fs->watch, sfs_table_root(fs->table), rootfd, NULL);
 	sfs_creds_init();
@@ -86,6 +108,7 @@ void sfs_fs_free(struct sfs_fs *fs)
 	if (!fs)
 		return;
 	sfs_fs_stop(fs);
+	sfs_guard_free(fs->guard);
 	sfs_table_free(fs->table);
 	free(fs);
 }
@@ -105,49 +128,59 @@ static struct sfs_node *node_of(fuse_req_t req, fuse_ino_t ino)
 	return sfs_node_from_id(fs_of(req)->table, ino);
 }
 
-/* What kind of change an operation makes to a name, for the policy. */
-enum change {
-	CHANGE_CREATE,
-	CHANGE_MKDIR,
-	CHANGE_MKNOD,
-	CHANGE_SYMLINK,
-	CHANGE_LINK,
-	CHANGE_WRITE,
-	CHANGE_SETATTR,
-	CHANGE_XATTR,
-	CHANGE_UNLINK,
-	CHANGE_RMDIR,
-	CHANGE_RENAME_FROM,
-	CHANGE_RENAME_TO,
-};
-
-/* The single place where the filesystem asks whether NAME in PARENT (or
- * the node itself when NAME is NULL) may undergo CHANGE. Returns 0 or a
- * negative errno (EROFS for a denial). The policy engine plugs in here;
- * until then everything is allowed. */
-static int may_change(fuse_req_t req, struct sfs_node *parent, const char *name, enum change change)
+static struct sfs_caller caller_of(fuse_req_t req)
 {
-	(void)req;
-	(void)parent;
-	(void)name;
-	(void)change;
-	return 0;
+	const struct fuse_ctx *ctx = fuse_req_ctx(req);
+
+	return (struct sfs_caller){.pid = ctx->pid, .uid = ctx->uid};
 }
 
-/* Looks NAME up in DIRFD (which is PARENT's directory) and makes the kernel
- * a new reference to it. A directory seen for the first time is watched. */
-static int lookup_at(struct sfs_fs *fs, struct sfs_node *parent, int dirfd, const char *name,
-		     struct fuse_entry_param *e)
+/* A file whose last name went through the mount while it was open: no
+ * name of any class reaches it any more, so changing it changes no path. */
+static bool is_nameless_orphan(struct sfs_fs *fs, struct sfs_node *n)
 {
 	struct sfs_node_info info;
 	struct sfs_stat st;
-	int r = sfs_stat_at(dirfd, name, &st);
 
+	sfs_node_info(fs->table, n, &info);
+	return info.orphan_fd >= 0 && sfs_stat_fd(info.orphan_fd, &st) == 0 &&
+	       st.st.st_nlink == 0;
+}
+
+/* Asks the guard about OP on node N itself. */
+static int check_node(fuse_req_t req, struct sfs_node *n, enum sfs_op op, const char *opname)
+{
+	struct sfs_fs *fs = fs_of(req);
+	struct sfs_caller c = caller_of(req);
+	char path[SFS_PATH_MAX];
+	int r = sfs_guard_path(fs->guard, n, NULL, path, sizeof(path));
+
+	if (r == -ENOENT && is_nameless_orphan(fs, n))
+		return 0;
+	return r < 0 ? r : sfs_guard_check(fs->guard, &c, path, op, opname, NULL);
+}
+
+/* Looks NAME up in DIRFD (which is PARENT's directory, NAME being at PATH)
+ * and makes the kernel a new reference to it: -ENOENT for what the policy
+ * hides, the overlay file for what it overlays. A directory seen for the
+ * first time is watched. */
+static int lookup_at(struct sfs_fs *fs, struct sfs_node *parent, int dirfd, const char *name,
+		     const char *path, struct fuse_entry_param *e)
+{
+	struct sfs_node_info info;
+	struct sfs_stat st;
+	int overlay_fd;
+	int r = sfs_guard_visible(fs->guard, path, &overlay_fd);
+
+	if (r == 0)
+		r = overlay_fd >= 0 ? sfs_stat_fd(overlay_fd, &st) : sfs_stat_at(dirfd, name, &st);
 	if (r < 0)
 		return r;
 	struct sfs_node *n = sfs_table_intern(fs->table, parent, name, &st);
 	if (!n)
 		return -ENOMEM;
+	if (overlay_fd >= 0)
+		sfs_node_set_overlay(fs->table, n, overlay_fd);
 	sfs_node_info(fs->table, n, &info);
 	if (fs->watch && info.type == S_IFDIR && !sfs_node_watched(fs->table, n))
 		sfs_watch_dir(fs->watch, n, dirfd, name);
@@ -205,9 +238,65 @@ static int open_node(struct sfs_fs *fs, struct sfs_node *n, int flags)
 	return sfs_steal_fd(&fd);
 }
 
+/* The kernel's file handle, or 0 when it opened the file without asking. */
+static int handle_of(const struct fuse_file_info *fi)
+{
+	return fi ? (int)fi->fh : 0;
+}
+
+/* The fd an I/O request works on: the handle from open or create, the
+ * overlay file, the fd kept for a node unlinked while the kernel still
+ * knew it, or one opened with FLAGS for this request alone. */
+struct io_fd {
+	int fd;
+	bool owned;
+};
+
+static int io_fd_get(struct sfs_fs *fs, struct sfs_node *n, const struct fuse_file_info *fi,
+		     int flags, struct io_fd *io)
+{
+	struct sfs_node_info info;
+
+	io->owned = false;
+	io->fd = handle_of(fi);
+	if (io->fd > 0)
+		return 0;
+	sfs_node_info(fs->table, n, &info);
+	if (info.overlay_fd >= 0 || info.orphan_fd >= 0) {
+		io->fd = info.overlay_fd >= 0 ? info.overlay_fd : info.orphan_fd;
+		return 0;
+	}
+	io->fd = open_node(fs, n, flags | O_NONBLOCK);
+	if (io->fd < 0)
+		return io->fd;
+	io->owned = true;
+	return 0;
+}
+
+static void io_fd_put(struct io_fd *io)
+{
+	if (io->owned)
+		sfs_close_keep_errno(io->fd);
+	io->owned = false;
+}
+#define cleanup_io __attribute__((cleanup(io_fd_put)))
+
 static void sfs_init(void *userdata, struct fuse_conn_info *conn)
 {
-	(void)userdata;
+	struct sfs_fs *fs = userdata;
+
+	/* The kernel enforces POSIX ACLs along with the mode bits. */
+		if ((conn->capable & FUSE_CAP_POSIX_ACL) && (conn->capable & FUSE_CAP_DONT_MASK))
+		conn->want |= FUSE_CAP_POSIX_ACL | FUSE_CAP_DONT_MASK;
+	fs->posix_acl = conn->want & FUSE_CAP_POSIX_ACL;
+	if (fs->no_open && (conn->capable & FUSE_CAP_NO_OPEN_SUPPORT) &&
+	    (conn->capable & FUSE_CAP_NO_OPENDIR_SUPPORT)) {
+		conn->want |= FUSE_CAP_NO_OPEN_SUPPORT | FUSE_CAP_NO_OPENDIR_SUPPORT;
+		/* O_TRUNC must then arrive as a truncate the policy sees. */
+		conn->want &= ~FUSE_CAP_ATOMIC_O_TRUNC;
+	} else {
+		fs->no_open = fs->no_opendir = false;
+	}
 	/* Page cache kept across opens, dropped when the mtime changes. */
 	if (conn->capable & FUSE_CAP_AUTO_INVAL_DATA)
 		conn->want |= FUSE_CAP_AUTO_INVAL_DATA;
@@ -229,13 +318,17 @@ static void sfs_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	struct fuse_entry_param e;
 	cleanup_anchor struct sfs_anchor dir = {0};
 
+	char path[SFS_PATH_MAX];
+
 	if (strlen(name) > NAME_MAX) {
 		fuse_reply_err(req, ENAMETOOLONG);
 		return;
 	}
-	int r = sfs_anchor_get(fs->table, node_of(req, parent), &dir);
+	int r = sfs_guard_path(fs->guard, node_of(req, parent), name, path, sizeof(path));
 	if (r == 0)
-		r = lookup_at(fs, node_of(req, parent), dir.fd, name, &e);
+		r = sfs_anchor_get(fs->table, node_of(req, parent), &dir);
+	if (r == 0)
+		r = lookup_at(fs, node_of(req, parent), dir.fd, name, path, &e);
 	if (r == -ENOENT) {
 		/* A negative entry the kernel may cache: long where a host
 		 * create would be heard. */
@@ -276,11 +369,27 @@ static bool is_regular_node(struct sfs_fs *fs, struct sfs_node *n)
 	return info.type == S_IFREG;
 }
 
+static int overlay_of(struct sfs_fs *fs, struct sfs_node *n)
+{
+	struct sfs_node_info info;
+
+	sfs_node_info(fs->table, n, &info);
+	return info.overlay_fd;
+}
+
 static int stat_node(struct sfs_fs *fs, struct sfs_node *n, struct fuse_file_info *fi,
 		     struct sfs_stat *st)
 {
-	if (fi && is_regular_node(fs, n))
-		return sfs_stat_fd((int)fi->fh, st);
+	int overlay_fd = overlay_of(fs, n);
+
+	if (overlay_fd >= 0)
+		return sfs_stat_fd(overlay_fd, st);
+	if (handle_of(fi) > 0 && is_regular_node(fs, n))
+		return sfs_stat_fd(handle_of(fi), st);
+	struct sfs_node_info info;
+	sfs_node_info(fs->table, n, &info);
+	if (info.orphan_fd >= 0)
+		return sfs_stat_fd(info.orphan_fd, st);
 	cleanup_location struct sfs_location loc = {0};
 	return locate_verified(fs, n, &loc, st);
 }
@@ -305,32 +414,24 @@ static void sfs_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *f
 		reply_attr(req, node_of(req, ino), &st);
 }
 
-static int truncate_node(struct sfs_fs *fs, struct sfs_node *n, struct fuse_file_info *fi,
-			 off_t size)
-{
-	if (fi)
-		return ftruncate((int)fi->fh, size) < 0 ? -errno : 0;
-	cleanup_fd int fd = open_node(fs, n, O_WRONLY | O_NONBLOCK);
-	if (fd < 0)
-		return fd;
-	return ftruncate(fd, size) < 0 ? -errno : 0;
-}
-
 static int apply_setattr(struct sfs_fs *fs, struct sfs_node *n, const struct stat *attr, int valid,
 			 struct fuse_file_info *fi)
 {
 	cleanup_location struct sfs_location loc = {0};
+	struct sfs_node_info info;
 	struct sfs_stat st;
-	bool by_fd = fi && is_regular_node(fs, n);
 	int r = locate_verified(fs, n, &loc, &st);
 
 	/* An open file whose name is gone (unlinked, renamed on the host)
-	 * is still reachable through its fd. */
+	 * is still reachable through its handle or kept fd. */
+	sfs_node_info(fs->table, n, &info);
+	int fd = handle_of(fi) > 0 ? handle_of(fi) : info.orphan_fd;
+	bool by_fd = fd > 0 && info.type == S_IFREG;
 	if (r < 0 && !by_fd)
 		return r;
 	if (valid & FUSE_SET_ATTR_MODE) {
 		if (by_fd)
-			r = fchmod((int)fi->fh, attr->st_mode) < 0 ? -errno : 0;
+			r = fchmod(fd, attr->st_mode) < 0 ? -errno : 0;
 		else
 			r = sfs_chmod_at(loc.dir.fd, loc.name, attr->st_mode);
 		if (r < 0)
@@ -340,14 +441,17 @@ static int apply_setattr(struct sfs_fs *fs, struct sfs_node *n, const struct sta
 		uid_t uid = (valid & FUSE_SET_ATTR_UID) ? attr->st_uid : (uid_t)-1;
 		gid_t gid = (valid & FUSE_SET_ATTR_GID) ? attr->st_gid : (gid_t)-1;
 		if (by_fd)
-			r = fchown((int)fi->fh, uid, gid);
+			r = fchown(fd, uid, gid);
 		else
 			r = fchownat(loc.dir.fd, loc.name, uid, gid, AT_SYMLINK_NOFOLLOW);
 		if (r < 0)
 			return -errno;
 	}
 	if (valid & FUSE_SET_ATTR_SIZE) {
-		r = truncate_node(fs, n, by_fd ? fi : NULL, attr->st_size);
+		cleanup_io struct io_fd io = {0};
+		r = io_fd_get(fs, n, fi, O_WRONLY, &io);
+		if (r == 0 && ftruncate(io.fd, attr->st_size) < 0)
+			r = -errno;
 		if (r < 0)
 			return r;
 	}
@@ -362,12 +466,44 @@ static int apply_setattr(struct sfs_fs *fs, struct sfs_node *n, const struct sta
 		else if (valid & FUSE_SET_ATTR_MTIME)
 			tv[1] = attr->st_mtim;
 		if (by_fd)
-			r = futimens((int)fi->fh, tv);
+			r = futimens(fd, tv);
 		else
 			r = utimensat(loc.dir.fd, loc.name, tv, AT_SYMLINK_NOFOLLOW);
 		if (r < 0)
 			return -errno;
 	}
+	return 0;
+}
+
+/* A set-uid or set-gid bit is never set through the mount; one the host
+ * set may stay (a chmod that keeps it) or go. */
+static int check_setattr(fuse_req_t req, struct sfs_node *n, const struct stat *attr, int valid,
+			 struct fuse_file_info *fi)
+{
+	struct sfs_stat st;
+	int r;
+
+	if (valid & FUSE_SET_ATTR_MODE) {
+		r = stat_node(fs_of(req), n, fi, &st);
+		if (r < 0)
+			return r;
+		if (attr->st_mode & ~st.st.st_mode & (S_ISUID | S_ISGID)) {
+			struct sfs_caller c = caller_of(req);
+			char path[SFS_PATH_MAX];
+			r = sfs_guard_path(fs_of(req)->guard, n, NULL, path, sizeof(path));
+			return r < 0 ? r
+				     : sfs_guard_deny_builtin(fs_of(req)->guard, &c, path, "chmod",
+							      "set-uid and set-gid bits are never "
+							      "set through the mount");
+		}
+	}
+	if (valid & FUSE_SET_ATTR_SIZE) {
+		r = check_node(req, n, SFS_OP_TRUNCATE, "truncate");
+		if (r < 0)
+			return r;
+	}
+	if (valid & ~FUSE_SET_ATTR_SIZE)
+		return check_node(req, n, SFS_OP_SETATTR, "setattr");
 	return 0;
 }
 
@@ -378,7 +514,7 @@ static void sfs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int v
 	struct sfs_node *n = node_of(req, ino);
 	cleanup_creds struct sfs_creds creds = {0};
 	struct sfs_stat st;
-	int r = may_change(req, n, NULL, CHANGE_SETATTR);
+	int r = check_setattr(req, n, attr, valid, fi);
 
 	if (r == 0)
 		r = sfs_creds_enter(req, &creds);
@@ -414,115 +550,212 @@ static void sfs_readlink(fuse_req_t req, fuse_ino_t ino)
 	}
 }
 
+/* A change to one name in a directory, from the guard's yes to the host
+ * call: the name's path, the directory's pinned fd (verified to be where
+ * the table says, so the path the policy judged is the path the change
+ * lands at), the mutation lock and the caller's identity. */
+struct change {
+	char path[SFS_PATH_MAX];
+	struct sfs_anchor dir;
+	struct sfs_creds creds;
+	struct sfs_guard *locked; /* non-NULL while the mutation lock is held */
+};
+
+static void change_end(struct change *ch)
+{
+	sfs_creds_leave(&ch->creds);
+	if (ch->locked)
+		sfs_guard_unlock(ch->locked);
+	ch->locked = NULL;
+	sfs_anchor_put(&ch->dir);
+}
+#define cleanup_change __attribute__((cleanup(change_end)))
+
+/* Resolves NAME's path in PARENT and pins PARENT's fd; no check yet. */
+static int change_locate(fuse_req_t req, fuse_ino_t parent, const char *name, struct change *ch)
+{
+	struct sfs_fs *fs = fs_of(req);
+
+	if (strlen(name) > NAME_MAX)
+		return -ENAMETOOLONG;
+	int r = sfs_guard_path(fs->guard, node_of(req, parent), NULL, ch->path, sizeof(ch->path));
+	if (r == 0)
+		r = sfs_anchor_get(fs->table, node_of(req, parent), &ch->dir);
+	if (r == 0)
+		r = sfs_guard_verify_dir(fs->guard, ch->path, ch->dir.fd);
+	if (r < 0)
+		return r;
+	size_t len = strlen(ch->path), nl = strlen(name);
+	if (len + nl + 2 > sizeof(ch->path))
+		return -ENAMETOOLONG;
+	if (len)
+		ch->path[len++] = '/';
+	memcpy(ch->path + len, name, nl + 1);
+	return 0;
+}
+
+/* Takes the mutation lock and the caller's identity. */
+static int change_enter(fuse_req_t req, struct change *ch, bool exclusive)
+{
+	ch->locked = fs_of(req)->guard;
+	sfs_guard_lock(ch->locked, exclusive);
+	return sfs_creds_enter(req, &ch->creds);
+}
+
+/* The common case: OP on NAME in PARENT. */
+static int change_begin(fuse_req_t req, fuse_ino_t parent, const char *name, enum sfs_op op,
+			const char *opname, struct change *ch)
+{
+	struct sfs_caller c = caller_of(req);
+	int r = change_locate(req, parent, name, ch);
+
+	if (r == 0)
+		r = sfs_guard_check(fs_of(req)->guard, &c, ch->path, op, opname, NULL);
+	if (r == 0)
+		r = change_enter(req, ch, false);
+	return r;
+}
+
 /* The tail shared by everything that makes a new name: look it up, hand the
  * kernel its entry. */
-static void reply_new_entry(fuse_req_t req, struct sfs_node *parent, int dirfd, const char *name,
+static void reply_new_entry(fuse_req_t req, fuse_ino_t parent, struct change *ch, const char *name,
 			    int r)
 {
 	struct fuse_entry_param e;
 
 	if (r == 0)
-		r = lookup_at(fs_of(req), parent, dirfd, name, &e);
+		r = lookup_at(fs_of(req), node_of(req, parent), ch->dir.fd, name, ch->path, &e);
 	if (r < 0)
 		fuse_reply_err(req, -r);
 	else
 		reply_entry(req, &e);
 }
 
-/* Prepares a change to NAME in PARENT: asks the policy, takes on the
- * caller's identity, pins PARENT's fd. */
-static int begin_change(fuse_req_t req, fuse_ino_t parent, const char *name, enum change change,
-			struct sfs_creds *creds, struct sfs_anchor *dir)
+/* The mode a new name in DIRFD gets: set-uid and set-gid bits are never
+ * created through the mount; and with POSIX ACLs the kernel leaves the
+ * caller's umask to us, to apply unless the directory's default ACL rules
+ * instead (the host applies that one itself). */
+static mode_t new_mode(fuse_req_t req, int dirfd, mode_t mode)
 {
-	struct sfs_fs *fs = fs_of(req);
-	int r;
-
-	dir->node = NULL;
-	dir->fd = -1;
-	creds->switched = false;
-	if (strlen(name) > NAME_MAX)
-		return -ENAMETOOLONG;
-	r = may_change(req, node_of(req, parent), name, change);
-	if (r == 0)
-		r = sfs_anchor_get(fs->table, node_of(req, parent), dir);
-	if (r == 0)
-		r = sfs_creds_enter(req, creds);
-	return r;
+	mode &= ~(mode_t)(S_ISUID | S_ISGID);
+	if (fs_of(req)->posix_acl &&
+	    sfs_getxattr_at(dirfd, ".", "system.posix_acl_default", NULL, 0) <= 0)
+		mode &= ~fuse_req_ctx(req)->umask;
+	return mode;
 }
 
 static void sfs_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, dev_t rdev)
 {
-	cleanup_creds struct sfs_creds creds = {0};
-	cleanup_anchor struct sfs_anchor dir = {0};
-	int r;
+	struct sfs_caller c = caller_of(req);
+	cleanup_change struct change ch = {0};
+	int r = change_locate(req, parent, name, &ch);
 
 	/* Device nodes are never created, whatever the policy says. */
-	if (!S_ISREG(mode) && !S_ISFIFO(mode) && !S_ISSOCK(mode))
-		r = -EROFS;
-	else
-		r = begin_change(req, parent, name, CHANGE_MKNOD, &creds, &dir);
-	if (r == 0 && mknodat(dir.fd, name, mode, rdev) < 0)
+	if (r == 0 && !S_ISREG(mode) && !S_ISFIFO(mode) && !S_ISSOCK(mode))
+		r = sfs_guard_deny_builtin(fs_of(req)->guard, &c, ch.path, "mknod",
+					   "device nodes are never created through the mount");
+	if (r == 0)
+		r = sfs_guard_check(fs_of(req)->guard, &c, ch.path, SFS_OP_MKNOD, "mknod", NULL);
+	if (r == 0)
+		r = change_enter(req, &ch, false);
+	if (r == 0 && mknodat(ch.dir.fd, name, new_mode(req, ch.dir.fd, mode), rdev) < 0)
 		r = -errno;
-	reply_new_entry(req, node_of(req, parent), dir.fd, name, r);
+	reply_new_entry(req, parent, &ch, name, r);
 }
 
 static void sfs_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode)
 {
-	cleanup_creds struct sfs_creds creds = {0};
-	cleanup_anchor struct sfs_anchor dir = {0};
-	int r = begin_change(req, parent, name, CHANGE_MKDIR, &creds, &dir);
+	cleanup_change struct change ch = {0};
+	int r = change_begin(req, parent, name, SFS_OP_MKDIR, "mkdir", &ch);
 
-	if (r == 0 && mkdirat(dir.fd, name, mode) < 0)
+	if (r == 0 && mkdirat(ch.dir.fd, name, new_mode(req, ch.dir.fd, mode)) < 0)
 		r = -errno;
-	reply_new_entry(req, node_of(req, parent), dir.fd, name, r);
+	reply_new_entry(req, parent, &ch, name, r);
 }
 
 static void sfs_symlink(fuse_req_t req, const char *target, fuse_ino_t parent, const char *name)
 {
-	cleanup_creds struct sfs_creds creds = {0};
-	cleanup_anchor struct sfs_anchor dir = {0};
-	int r = begin_change(req, parent, name, CHANGE_SYMLINK, &creds, &dir);
+	struct sfs_caller c = caller_of(req);
+	cleanup_change struct change ch = {0};
+	int r = change_locate(req, parent, name, &ch);
 
-	if (r == 0 && symlinkat(target, dir.fd, name) < 0)
+	if (r == 0)
+		r = sfs_guard_symlink(fs_of(req)->guard, &c, ch.path, target);
+	if (r == 0)
+		r = change_enter(req, &ch, false);
+	if (r == 0 && symlinkat(target, ch.dir.fd, name) < 0)
 		r = -errno;
-	reply_new_entry(req, node_of(req, parent), dir.fd, name, r);
+	reply_new_entry(req, parent, &ch, name, r);
 }
 
 static void sfs_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char *newname)
 {
 	struct sfs_fs *fs = fs_of(req);
 	struct sfs_node *n = node_of(req, ino);
-	cleanup_creds struct sfs_creds creds = {0};
-	cleanup_anchor struct sfs_anchor dir = {0};
+	cleanup_change struct change ch = {0};
 	cleanup_location struct sfs_location src = {0};
 	struct sfs_stat st;
-	int r = may_change(req, n, NULL, CHANGE_LINK);
+	/* A second name for a protected inode would make it writable. */
+	int r = check_node(req, n, SFS_OP_LINK_SOURCE, "link");
 
 	if (r == 0)
-		r = begin_change(req, newparent, newname, CHANGE_CREATE, &creds, &dir);
+		r = change_begin(req, newparent, newname, SFS_OP_LINK_TARGET, "link", &ch);
 	if (r == 0)
 		r = locate_verified(fs, n, &src, &st);
-	if (r == 0 && linkat(src.dir.fd, src.name, dir.fd, newname, 0) < 0)
+	if (r == 0 && linkat(src.dir.fd, src.name, ch.dir.fd, newname, 0) < 0)
 		r = -errno;
-	reply_new_entry(req, node_of(req, newparent), dir.fd, newname, r);
+	reply_new_entry(req, newparent, &ch, newname, r);
+}
+
+/* Before NAME (described by ST) goes from DIRFD: if the kernel knows the
+ * file and may have it open without the daemon holding a handle (no_open),
+ * an fd that keeps it reachable once its name is gone. -1 otherwise. */
+static int keep_before_removal(struct sfs_fs *fs, int dirfd, const char *name,
+			       const struct sfs_stat *st, struct sfs_node **node)
+{
+	*node = NULL;
+	if (!fs->no_open || !S_ISREG(st->st.st_mode))
+		return -1;
+	*node = sfs_table_find(fs->table, st);
+	if (!*node)
+		return -1;
+	int fd = openat(dirfd, name, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	struct sfs_stat now;
+	if (fd >= 0 && (sfs_stat_fd(fd, &now) < 0 || !sfs_node_matches(fs->table, *node, &now))) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
+/* After the removal: the node takes the fd if it lost its last name. */
+static void keep_after_removal(struct sfs_fs *fs, struct sfs_node *node, int fd)
+{
+	if (fd >= 0 && !sfs_node_adopt_orphan_fd(fs->table, node, fd))
+		close(fd);
+	sfs_node_unpin(fs->table, node);
 }
 
 static void remove_name(fuse_req_t req, fuse_ino_t parent, const char *name, bool is_dir)
 {
 	struct sfs_fs *fs = fs_of(req);
-	cleanup_creds struct sfs_creds creds = {0};
-	cleanup_anchor struct sfs_anchor dir = {0};
+	cleanup_change struct change ch = {0};
 	struct sfs_stat st;
-	int r = begin_change(req, parent, name, is_dir ? CHANGE_RMDIR : CHANGE_UNLINK, &creds,
-			     &dir);
+	int r = change_begin(req, parent, name, is_dir ? SFS_OP_RMDIR : SFS_OP_UNLINK,
+			     is_dir ? "rmdir" : "unlink", &ch);
 
 	if (r == 0) {
-		bool known = sfs_stat_at(dir.fd, name, &st) == 0;
-		if (unlinkat(dir.fd, name, is_dir ? AT_REMOVEDIR : 0) < 0)
+		struct sfs_node *gone = NULL;
+		bool known = sfs_stat_at(ch.dir.fd, name, &st) == 0;
+		int kept = known ? keep_before_removal(fs, ch.dir.fd, name, &st, &gone) : -1;
+		if (unlinkat(ch.dir.fd, name, is_dir ? AT_REMOVEDIR : 0) < 0)
 			r = -errno;
 		else
 			sfs_table_note_unlink(fs->table, node_of(req, parent), name,
 					      known ? &st : NULL);
+		keep_after_removal(fs, gone, r == 0 ? kept : (sfs_close_keep_errno(kept), -1));
 	}
 	fuse_reply_err(req, -r);
 }
@@ -541,33 +774,44 @@ static void sfs_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse
 		       const char *newname, unsigned int flags)
 {
 	struct sfs_fs *fs = fs_of(req);
-	cleanup_creds struct sfs_creds creds = {0};
-	cleanup_anchor struct sfs_anchor olddir = {0};
-	cleanup_anchor struct sfs_anchor newdir = {0};
+	struct sfs_caller c = caller_of(req);
+	cleanup_change struct change from = {0};
+	cleanup_change struct change to = {0};
 	struct sfs_stat old_st, new_st;
 	bool exchange = flags & RENAME_EXCHANGE;
-	int r;
+	bool old_known = false, new_known = false;
+	int r = 0;
 
 	/* RENAME_WHITEOUT would make a device node. */
 	if (flags & ~(unsigned)(RENAME_NOREPLACE | RENAME_EXCHANGE))
 		r = -EINVAL;
-	else
-		r = may_change(req, node_of(req, parent), name, CHANGE_RENAME_FROM);
 	if (r == 0)
-		r = begin_change(req, newparent, newname, CHANGE_RENAME_TO, &creds, &newdir);
-	if (r == 0 && strlen(name) > NAME_MAX)
-		r = -ENAMETOOLONG;
+		r = change_locate(req, parent, name, &from);
 	if (r == 0)
-		r = sfs_anchor_get(fs->table, node_of(req, parent), &olddir);
+		r = change_locate(req, newparent, newname, &to);
 	if (r == 0) {
-		bool old_known = sfs_stat_at(olddir.fd, name, &old_st) == 0;
-		bool new_known = sfs_stat_at(newdir.fd, newname, &new_st) == 0;
-		r = sfs_rename_at(olddir.fd, name, newdir.fd, newname, flags);
+		old_known = sfs_stat_at(from.dir.fd, name, &old_st) == 0;
+		new_known = sfs_stat_at(to.dir.fd, newname, &new_st) == 0;
+		bool old_dir = old_known && S_ISDIR(old_st.st.st_mode);
+		bool new_dir = new_known && S_ISDIR(new_st.st.st_mode);
+		/* A directory's subtree is checked and moved while nothing
+		 * else can add a name anywhere. */
+		r = change_enter(req, &to, old_dir || (exchange && new_dir));
 		if (r == 0)
-			sfs_table_note_rename(fs->table, node_of(req, parent), name,
-					      old_known ? &old_st : NULL, node_of(req, newparent),
-					      newname, new_known ? &new_st : NULL, exchange);
+			r = sfs_guard_rename(fs->guard, &c, from.path, old_dir, to.path, new_dir,
+					     flags);
 	}
+	struct sfs_node *replaced = NULL;
+	int kept = r == 0 && new_known && !exchange
+			   ? keep_before_removal(fs, to.dir.fd, newname, &new_st, &replaced)
+			   : -1;
+	if (r == 0)
+		r = sfs_rename_at(from.dir.fd, name, to.dir.fd, newname, flags);
+	if (r == 0)
+		sfs_table_note_rename(fs->table, node_of(req, parent), name,
+				      old_known ? &old_st : NULL, node_of(req, newparent), newname,
+				      new_known ? &new_st : NULL, exchange);
+	keep_after_removal(fs, replaced, r == 0 ? kept : (sfs_close_keep_errno(kept), -1));
 	fuse_reply_err(req, -r);
 }
 
@@ -589,12 +833,27 @@ static void sfs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	struct sfs_fs *fs = fs_of(req);
 	struct sfs_node *n = node_of(req, ino);
 	cleanup_creds struct sfs_creds creds = {0};
-	int r = opens_for_change(fi->flags) ? may_change(req, n, NULL, CHANGE_WRITE) : 0;
+	int overlay_fd = overlay_of(fs, n);
 
-	if (r == 0)
-		r = sfs_creds_enter(req, &creds);
-	if (r == 0)
-		r = open_node(fs, n, host_open_flags(fi->flags));
+	if (fs->no_open) {
+		/* The kernel takes this as "open without asking" from now on. */
+		fuse_reply_err(req, ENOSYS);
+		return;
+	}
+	int r = opens_for_change(fi->flags) ? check_node(req, n, SFS_OP_WRITE, "open") : 0;
+
+	if (r == 0 && overlay_fd >= 0) {
+		/* Read-only (the policy allows nothing else on an overlay);
+		 * reads are pread()s, so a shared offset does no harm. */
+		r = dup(overlay_fd);
+		if (r < 0)
+			r = -errno;
+	} else {
+		if (r == 0)
+			r = sfs_creds_enter(req, &creds);
+		if (r == 0)
+			r = open_node(fs, n, host_open_flags(fi->flags));
+	}
 	if (r < 0) {
 		fuse_reply_err(req, -r);
 		return;
@@ -609,20 +868,20 @@ static void sfs_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode
 		       struct fuse_file_info *fi)
 {
 	struct sfs_fs *fs = fs_of(req);
-	cleanup_creds struct sfs_creds creds = {0};
-	cleanup_anchor struct sfs_anchor dir = {0};
+	cleanup_change struct change ch = {0};
 	struct fuse_entry_param e;
 	int fd = -1;
-	int r = begin_change(req, parent, name, CHANGE_CREATE, &creds, &dir);
+	int r = change_begin(req, parent, name, SFS_OP_CREATE, "create", &ch);
 
 	if (r == 0) {
-		fd = openat(dir.fd, name,
-			    host_open_flags(fi->flags) | O_CREAT | (fi->flags & O_EXCL), mode);
+		fd = openat(ch.dir.fd, name,
+			    host_open_flags(fi->flags) | O_CREAT | (fi->flags & O_EXCL),
+			    new_mode(req, ch.dir.fd, mode));
 		if (fd < 0)
 			r = -errno;
 	}
 	if (r == 0)
-		r = lookup_at(fs, node_of(req, parent), dir.fd, name, &e);
+		r = lookup_at(fs, node_of(req, parent), ch.dir.fd, name, ch.path, &e);
 	if (r < 0) {
 		sfs_close_keep_errno(fd);
 		fuse_reply_err(req, -r);
@@ -640,10 +899,15 @@ static void sfs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		     struct fuse_file_info *fi)
 {
 	struct fuse_bufvec buf = FUSE_BUFVEC_INIT(size);
+	cleanup_io struct io_fd io = {0};
+	int r = io_fd_get(fs_of(req), node_of(req, ino), fi, O_RDONLY, &io);
 
-	(void)ino;
+	if (r < 0) {
+		fuse_reply_err(req, -r);
+		return;
+	}
 	buf.buf[0].flags = FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK;
-	buf.buf[0].fd = (int)fi->fh;
+	buf.buf[0].fd = io.fd;
 	buf.buf[0].pos = off;
 	fuse_reply_data(req, &buf, FUSE_BUF_SPLICE_MOVE);
 }
@@ -678,15 +942,19 @@ static void sfs_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *in
 			  struct fuse_file_info *fi)
 {
 	struct fuse_bufvec out = FUSE_BUFVEC_INIT(fuse_buf_size(in));
+	cleanup_io struct io_fd io = {0};
 	struct write_identity w;
-	int r = may_change(req, node_of(req, ino), NULL, CHANGE_WRITE);
+	struct sfs_node *n = node_of(req, ino);
+	int r = check_node(req, n, SFS_OP_WRITE, "write");
 
+	if (r == 0)
+		r = io_fd_get(fs_of(req), n, fi, O_WRONLY, &io);
 	if (r < 0) {
 		fuse_reply_err(req, -r);
 		return;
 	}
 	out.buf[0].flags = FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK;
-	out.buf[0].fd = (int)fi->fh;
+	out.buf[0].fd = io.fd;
 	out.buf[0].pos = off;
 	write_identity_enter(req, &w);
 	ssize_t res = fuse_buf_copy(&out, in, 0);
@@ -700,24 +968,26 @@ static void sfs_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *in
 static void sfs_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	(void)ino;
-	close((int)fi->fh);
+	if (handle_of(fi) > 0)
+		close(handle_of(fi));
 	fuse_reply_err(req, 0);
 }
 
 static void sfs_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
 {
-	(void)ino;
-	int r = datasync ? fdatasync((int)fi->fh) : fsync((int)fi->fh);
-	fuse_reply_err(req, r < 0 ? errno : 0);
+	cleanup_io struct io_fd io = {0};
+	int r = io_fd_get(fs_of(req), node_of(req, ino), fi, O_RDONLY, &io);
+
+	if (r == 0 && (datasync ? fdatasync(io.fd) : fsync(io.fd)) < 0)
+		r = -errno;
+	fuse_reply_err(req, -r);
 }
 
-static void sfs_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+/* A directory stream on N, positioned nowhere yet. */
+static int dir_handle_open(struct sfs_fs *fs, struct sfs_node *n, struct sfs_dir_handle **out)
 {
-	struct sfs_fs *fs = fs_of(req);
-	cleanup_creds struct sfs_creds creds = {0};
 	struct sfs_dir_handle *d = calloc(1, sizeof(*d));
-	int r = d ? sfs_creds_enter(req, &creds) : -ENOMEM;
-	int fd = r == 0 ? open_node(fs, node_of(req, ino), O_RDONLY | O_DIRECTORY) : r;
+	int fd = d ? open_node(fs, n, O_RDONLY | O_DIRECTORY) : -ENOMEM;
 
 	if (fd >= 0) {
 		d->dp = fdopendir(fd);
@@ -728,7 +998,35 @@ static void sfs_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *f
 	}
 	if (fd < 0) {
 		free(d);
-		fuse_reply_err(req, -fd);
+		return fd;
+	}
+	*out = d;
+	return 0;
+}
+
+static void dir_handle_close(struct sfs_dir_handle *d)
+{
+	closedir(d->dp);
+	free(d);
+}
+
+static void sfs_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct sfs_fs *fs = fs_of(req);
+	cleanup_creds struct sfs_creds creds = {0};
+	struct sfs_dir_handle *d = NULL;
+
+	if (fs->no_opendir) {
+		/* From now on the kernel opens directories without asking,
+		 * and caches their listings (FOPEN_CACHE_DIR) by default. */
+		fuse_reply_err(req, ENOSYS);
+		return;
+	}
+	int r = sfs_creds_enter(req, &creds);
+	if (r == 0)
+		r = dir_handle_open(fs, node_of(req, ino), &d);
+	if (r < 0) {
+		fuse_reply_err(req, -r);
 		return;
 	}
 	fi->fh = (uintptr_t)d;
@@ -736,10 +1034,8 @@ static void sfs_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *f
 	 * changes (auto_inval_data), so host changes still show. */
 	fi->cache_readdir = 1;
 	fi->keep_cache = 1;
-	if (fuse_reply_open(req, fi) != 0) {
-		closedir(d->dp);
-		free(d);
-	}
+	if (fuse_reply_open(req, fi) != 0)
+		dir_handle_close(d);
 }
 
 static struct sfs_dir_handle *dir_handle(struct fuse_file_info *fi)
@@ -752,19 +1048,45 @@ static bool is_dot_or_dotdot(const char *name)
 	return name[0] == '.' && (name[1] == '\0' || (name[1] == '.' && name[2] == '\0'));
 }
 
+/* Puts NAME after the directory path held in the first DIRLEN bytes of
+ * PATH (SFS_PATH_MAX bytes). */
+static bool entry_path(char *path, size_t dirlen, const char *name)
+{
+	size_t nl = strlen(name);
+
+	if (dirlen + nl + 2 > SFS_PATH_MAX)
+		return false;
+	if (dirlen)
+		path[dirlen++] = '/';
+	memcpy(path + dirlen, name, nl + 1);
+	return true;
+}
+
 static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t offset,
 		       struct fuse_file_info *fi, bool plus)
 {
 	struct sfs_fs *fs = fs_of(req);
 	struct sfs_dir_handle *d = dir_handle(fi);
 	struct sfs_node *parent = node_of(req, ino);
+	/* Without opendir, each call has a stream of its own; the offsets
+	 * are the host's telldir cookies, valid across streams. */
+	bool own_stream = !d;
+	int opened = own_stream ? dir_handle_open(fs, parent, &d) : 0;
 	cleanup_free char *buf = calloc(1, size);
 	char *p = buf;
 	size_t rem = size;
-	int err = 0;
+	char path[SFS_PATH_MAX] = "";
+	/* What the policy hides is left out, so every entry is judged by its
+	 * path: a directory without one lists nothing. */
+	int err = buf ? -sfs_guard_path(fs->guard, parent, NULL, path, sizeof(path)) : ENOMEM;
+	size_t dirlen = strlen(path);
 
-	if (!buf) {
-		fuse_reply_err(req, ENOMEM);
+	if (!err && opened < 0)
+		err = -opened;
+	if (err) {
+		if (own_stream && opened == 0)
+			dir_handle_close(d);
+		fuse_reply_err(req, err);
 		return;
 	}
 	if (offset != d->offset) {
@@ -784,15 +1106,19 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t offset
 		const char *name = d->entry->d_name;
 		off_t next = d->entry->d_off;
 		size_t entsize;
+		if (!is_dot_or_dotdot(name) && !entry_path(path, dirlen, name)) {
+			err = ENAMETOOLONG;
+			break;
+		}
 		if (plus) {
 			struct fuse_entry_param e = {0};
 			if (is_dot_or_dotdot(name)) {
 				e.attr.st_ino = d->entry->d_ino;
 				e.attr.st_mode = (mode_t)d->entry->d_type << 12;
 			} else {
-				int r = lookup_at(fs, parent, dirfd(d->dp), name, &e);
+				int r = lookup_at(fs, parent, dirfd(d->dp), name, path, &e);
 				if (r == -ENOENT) {
-					/* Removed on the host since it was listed. */
+					/* Hidden, or removed on the host since. */
 					d->entry = NULL;
 					d->offset = next;
 					continue;
@@ -813,6 +1139,13 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t offset
 				.st_ino = d->entry->d_ino,
 				.st_mode = (mode_t)d->entry->d_type << 12,
 			};
+			int overlay_fd;
+			if (!is_dot_or_dotdot(name) &&
+			    sfs_guard_visible(fs->guard, path, &overlay_fd) < 0) {
+				d->entry = NULL;
+				d->offset = next;
+				continue;
+			}
 			entsize = fuse_add_direntry(req, p, rem, name, &st, next);
 			if (entsize > rem)
 				break;
@@ -822,6 +1155,8 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t offset
 		d->entry = NULL;
 		d->offset = next;
 	}
+	if (own_stream)
+		dir_handle_close(d);
 	/* An error after some entries: deliver those, the next call sees it. */
 	if (err && rem == size)
 		fuse_reply_err(req, err);
@@ -843,21 +1178,22 @@ static void sfs_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t o
 
 static void sfs_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-	struct sfs_dir_handle *d = dir_handle(fi);
-
 	(void)ino;
-	closedir(d->dp);
-	free(d);
+	if (dir_handle(fi))
+		dir_handle_close(dir_handle(fi));
 	fuse_reply_err(req, 0);
 }
 
 static void sfs_fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
 {
-	int fd = dirfd(dir_handle(fi)->dp);
+	struct sfs_dir_handle *d = dir_handle(fi);
+	int fd =
+		d ? dirfd(d->dp) : open_node(fs_of(req), node_of(req, ino), O_RDONLY | O_DIRECTORY);
+	int r = fd < 0 ? fd : ((datasync ? fdatasync(fd) : fsync(fd)) < 0 ? -errno : 0);
 
-	(void)ino;
-	int r = datasync ? fdatasync(fd) : fsync(fd);
-	fuse_reply_err(req, r < 0 ? errno : 0);
+	if (!d && fd >= 0)
+		close(fd);
+	fuse_reply_err(req, -r);
 }
 
 static void sfs_statfs(fuse_req_t req, fuse_ino_t ino)
@@ -874,12 +1210,16 @@ static void sfs_statfs(fuse_req_t req, fuse_ino_t ino)
 static void sfs_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t offset, off_t length,
 			  struct fuse_file_info *fi)
 {
+	cleanup_io struct io_fd io = {0};
 	struct write_identity w;
-	int r = may_change(req, node_of(req, ino), NULL, CHANGE_WRITE);
+	struct sfs_node *n = node_of(req, ino);
+	int r = check_node(req, n, SFS_OP_WRITE, "fallocate");
 
+	if (r == 0)
+		r = io_fd_get(fs_of(req), n, fi, O_WRONLY, &io);
 	if (r == 0) {
 		write_identity_enter(req, &w);
-		r = fallocate((int)fi->fh, mode, offset, length) < 0 ? -errno : 0;
+		r = fallocate(io.fd, mode, offset, length) < 0 ? -errno : 0;
 		write_identity_leave(&w);
 	}
 	fuse_reply_err(req, -r);
@@ -889,17 +1229,21 @@ static void sfs_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_in,
 				struct fuse_file_info *fi_in, fuse_ino_t ino_out, off_t off_out,
 				struct fuse_file_info *fi_out, size_t len, int flags)
 {
+	cleanup_io struct io_fd in = {0};
+	cleanup_io struct io_fd out = {0};
 	struct write_identity w;
-	int r = may_change(req, node_of(req, ino_out), NULL, CHANGE_WRITE);
+	int r = check_node(req, node_of(req, ino_out), SFS_OP_WRITE, "copy_file_range");
 
-	(void)ino_in;
+	if (r == 0)
+		r = io_fd_get(fs_of(req), node_of(req, ino_in), fi_in, O_RDONLY, &in);
+	if (r == 0)
+		r = io_fd_get(fs_of(req), node_of(req, ino_out), fi_out, O_WRONLY, &out);
 	if (r < 0) {
 		fuse_reply_err(req, -r);
 		return;
 	}
 	write_identity_enter(req, &w);
-	ssize_t res = copy_file_range((int)fi_in->fh, &off_in, (int)fi_out->fh, &off_out, len,
-				      (unsigned)flags);
+	ssize_t res = copy_file_range(in.fd, &off_in, out.fd, &off_out, len, (unsigned)flags);
 	int e = errno;
 	write_identity_leave(&w);
 	if (res < 0)
@@ -911,55 +1255,113 @@ static void sfs_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_in,
 static void sfs_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence,
 		      struct fuse_file_info *fi)
 {
-	(void)ino;
-	off_t res = lseek((int)fi->fh, off, whence);
-	if (res < 0)
+	cleanup_io struct io_fd io = {0};
+	int r = io_fd_get(fs_of(req), node_of(req, ino), fi, O_RDONLY, &io);
+	off_t res = r < 0 ? r : lseek(io.fd, off, whence);
+
+	if (r < 0)
+		fuse_reply_err(req, -r);
+	else if (res < 0)
 		fuse_reply_err(req, errno);
 	else
 		fuse_reply_lseek(req, res);
 }
 
+/* Nothing of SOURCE shows through an overlay; a symlink's own xattrs are
+ * not reachable race-free (compat.h), so it has none to show. */
+static bool xattrs_hidden(struct sfs_fs *fs, struct sfs_node *n)
+{
+	struct sfs_node_info info;
+
+	sfs_node_info(fs->table, n, &info);
+	return info.overlay_fd >= 0 || info.type == S_IFLNK;
+}
+
+static void reply_xattr_bytes(fuse_req_t req, size_t size, const char *buf, ssize_t len)
+{
+	if (len < 0)
+		fuse_reply_err(req, (int)-len);
+	else if (size == 0)
+		fuse_reply_xattr(req, (size_t)len);
+	else if ((size_t)len > size)
+		fuse_reply_err(req, ERANGE);
+	else
+		fuse_reply_buf(req, buf, (size_t)len);
+}
+
 static void sfs_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
 {
 	struct sfs_fs *fs = fs_of(req);
+	struct sfs_node *n = node_of(req, ino);
 	cleanup_location struct sfs_location loc = {0};
 	cleanup_creds struct sfs_creds creds = {0};
 	cleanup_free char *value = size ? malloc(size) : NULL;
-	int r = size && !value ? -ENOMEM : sfs_locate(fs->table, node_of(req, ino), &loc);
-	ssize_t res = r;
 
+	if (xattrs_hidden(fs, n)) {
+		fuse_reply_err(req, ENODATA);
+		return;
+	}
+	ssize_t r = size && !value ? -ENOMEM : sfs_locate(fs->table, n, &loc);
 	if (r == 0)
 		r = sfs_creds_enter(req, &creds);
 	if (r == 0)
-		res = sfs_getxattr_at(loc.dir.fd, loc.name, name, value, size);
-	else
-		res = r;
-	if (res < 0)
-		fuse_reply_err(req, (int)-res);
-	else if (size == 0)
-		fuse_reply_xattr(req, (size_t)res);
-	else
-		fuse_reply_buf(req, value, (size_t)res);
+		r = sfs_getxattr_at(loc.dir.fd, loc.name, name, value, size);
+	reply_xattr_bytes(req, size, value, r);
+}
+
+/* Drops the trusted.* names from LIST: a caller without CAP_SYS_ADMIN does
+ * not see them natively, and the daemon's own capability must not show
+ * them (fsuid switching keeps CAP_SYS_ADMIN). */
+static ssize_t drop_trusted(char *list, ssize_t len)
+{
+	char *out = list;
+
+	for (char *p = list; p < list + len;) {
+		size_t l = strlen(p) + 1;
+		if (strncmp(p, "trusted.", 8) != 0) {
+			memmove(out, p, l);
+			out += l;
+		}
+		p += l;
+	}
+	return out - list;
 }
 
 static void sfs_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 {
 	struct sfs_fs *fs = fs_of(req);
+	struct sfs_node *n = node_of(req, ino);
 	cleanup_location struct sfs_location loc = {0};
 	cleanup_creds struct sfs_creds creds = {0};
-	cleanup_free char *list = size ? malloc(size) : NULL;
-	int r = size && !list ? -ENOMEM : sfs_locate(fs->table, node_of(req, ino), &loc);
-	ssize_t res;
+	cleanup_free char *list = NULL;
+	ssize_t r;
 
+	if (xattrs_hidden(fs, n)) {
+		reply_xattr_bytes(req, size, NULL, 0);
+		return;
+	}
+	r = sfs_locate(fs->table, n, &loc);
 	if (r == 0)
 		r = sfs_creds_enter(req, &creds);
-	res = r == 0 ? sfs_listxattr_at(loc.dir.fd, loc.name, list, size) : r;
-	if (res < 0)
-		fuse_reply_err(req, (int)-res);
-	else if (size == 0)
-		fuse_reply_xattr(req, (size_t)res);
-	else
-		fuse_reply_buf(req, list, (size_t)res);
+	/* The whole list, whatever SIZE asks, so that the filtered length is
+	 * what a size query reports. Retried if it grows meanwhile. */
+	for (int tries = 0; r == 0 && tries < 4; tries++) {
+		r = sfs_listxattr_at(loc.dir.fd, loc.name, NULL, 0);
+		if (r <= 0)
+			break;
+		free(list);
+		list = malloc((size_t)r);
+		if (!list) {
+			r = -ENOMEM;
+			break;
+		}
+		r = sfs_listxattr_at(loc.dir.fd, loc.name, list, (size_t)r);
+		if (r != -ERANGE)
+			break;
+	}
+	if (r > 0 && fuse_req_ctx(req)->uid != 0)
+		r = drop_trusted(list, r);
+	reply_xattr_bytes(req, size, list, r);
 }
 
 static void sfs_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const char *value,
@@ -969,7 +1371,7 @@ static void sfs_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const
 	struct sfs_node *n = node_of(req, ino);
 	cleanup_location struct sfs_location loc = {0};
 	cleanup_creds struct sfs_creds creds = {0};
-	int r = may_change(req, n, NULL, CHANGE_XATTR);
+	int r = check_node(req, n, SFS_OP_XATTR, "setxattr");
 
 	if (r == 0)
 		r = sfs_locate(fs->table, n, &loc);
@@ -986,7 +1388,7 @@ static void sfs_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 	struct sfs_node *n = node_of(req, ino);
 	cleanup_location struct sfs_location loc = {0};
 	cleanup_creds struct sfs_creds creds = {0};
-	int r = may_change(req, n, NULL, CHANGE_XATTR);
+	int r = check_node(req, n, SFS_OP_XATTR, "removexattr");
 
 	if (r == 0)
 		r = sfs_locate(fs->table, n, &loc);

@@ -19,12 +19,21 @@ struct sfs_fs_config {
 	 * as they happen; bounds the damage of a lost notification. */
 	double watched_timeout;
 	bool watch_host;
+	/* Let the kernel open files and directories without a round trip
+	 * (FUSE no_open/no_opendir): the policy then judges the writes,
+	 * truncates and setattrs themselves rather than the open. */
+	bool no_open;
 	/* Upper bound on cached directory fds. */
 	unsigned anchor_limit;
 };
 
-/* Takes ownership of ROOTFD (an anchor fd on SOURCE). */
-int sfs_fs_new(int rootfd, const struct sfs_fs_config *cfg, struct sfs_fs **out);
+struct sfs_policy;
+struct sfs_audit;
+
+/* Takes ownership of ROOTFD (an anchor fd on SOURCE), POLICY and AUDIT
+ * (NULL: no audit log). On failure *ERRMSG may say more. */
+int sfs_fs_new(int rootfd, const struct sfs_fs_config *cfg, struct sfs_policy *policy,
+	       struct sfs_audit *audit, struct sfs_fs **out, char **errmsg);
 void sfs_fs_free(struct sfs_fs *fs);
 /* Starts and stops what runs beside the request loop (host change
  * notifications): after the mount, in the process that serves it. */

@@ -10,6 +10,12 @@
 
 #define SFS_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
+/* Room for a path relative to SOURCE, as the policy judges it. A tree may
+ * nest deeper than PATH_MAX (every host call is relative, so the kernel's
+ * limit is per call, not per tree); beyond this the mount answers
+ * ENAMETOOLONG rather than judge a truncated path. */
+#define SFS_PATH_MAX 16384
+
 /* close() that never disturbs errno: used on error paths, where the errno
  * of the failed call is the one to report. */
 static inline void sfs_close_keep_errno(int fd)

@@ -64,21 +64,35 @@ is_mounted() {
 		END { exit !found }' /proc/self/mountinfo
 }
 
+# The policy the filesystem tests run under: every path writable, so that
+# the mount can be compared with a native directory. base.json still
+# applies (.git internals immutable, secrets hidden); the attack tests use
+# the shipped rules instead.
+ALLOW_ALL=(--no-detect --rules "$SANDY_SRC/tests/rules/allow-all.json")
+
 # mount_sandyfs [SANDYFS-OPTIONS] SOURCE MOUNTPOINT: mounts in the
-# background, remembers the mountpoint for cleanup.
+# background under ALLOW_ALL, remembers the mountpoint for cleanup.
 mount_sandyfs() {
+	local mp=${*: -1}
+	"$SANDYFS" mount "${ALLOW_ALL[@]}" "$@" || return 1
+	_mounts+=("$mp")
+}
+
+# mount_policy [SANDYFS-OPTIONS] SOURCE MOUNTPOINT: the same with only the
+# rules the options name (and the shipped ones the mount always reads).
+mount_policy() {
 	local mp=${*: -1}
 	"$SANDYFS" mount "$@" || return 1
 	_mounts+=("$mp")
 }
 
-# mount_as USER [SANDYFS-OPTIONS] SOURCE MOUNTPOINT: the same, with the
-# daemon run by USER (an unprivileged mount through fusermount3).
+# mount_as USER [SANDYFS-OPTIONS] SOURCE MOUNTPOINT: like mount_sandyfs,
+# with the daemon run by USER (an unprivileged mount through fusermount3).
 mount_as() {
 	local user=$1
 	shift
 	local mp=${*: -1}
-	runuser -u "$user" -- "$SANDYFS" mount "$@" || return 1
+	runuser -u "$user" -- "$SANDYFS" mount "${ALLOW_ALL[@]}" "$@" || return 1
 	_mounts+=("$mp")
 }
 
@@ -136,11 +150,12 @@ pid_alive() {
 	[ -n "$state" ] && [ "$state" != Z ]
 }
 
-# at_exit COMMAND: run COMMAND (a string, eval'd) at exit, after the mounts
-# are gone; e.g. at_exit "kill -9 $pid 2>/dev/null".
-at_exit() { _cleanups+=("$1"); }
+# at_exit COMMAND: run COMMAND (a string, eval'd) at exit, after the
+# sandyfs mounts are gone and before the scratch directories are removed;
+# the last registered runs first. E.g. at_exit "kill -9 $pid 2>/dev/null".
+at_exit() { _cleanups=("$1" "${_cleanups[@]}"); }
 
-# kill_at_exit PID: SIGKILL PID at exit, before the mounts are taken down
+# kill_at_exit PID: SIGKILL PID (or -PGID) at exit, before the mounts are taken down
 # (for helper loops that may still be using a mount).
 _early_kills=()
 kill_at_exit() { _early_kills+=("$1"); }
@@ -154,7 +169,7 @@ ensure_test_user() {
 
 _finish() {
 	local c
-	for c in "${_early_kills[@]}"; do kill -9 "$c" 2>/dev/null; done
+	for c in "${_early_kills[@]}"; do kill -9 -- "$c" 2>/dev/null; done
 	unmount_all
 	for c in "${_cleanups[@]}"; do eval "$c"; done
 }

@@ -1,0 +1,465 @@
+/*
+ * explain: `sandyfs explain` (class, deciding rule and why, per path) and
+ * `sandyfs rules` (the effective merged policy), as text or --json. The
+ * JSON carries exactly the fields the text shows.
+ */
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "explain.h"
+#include "policy.h"
+#include "rules.h"
+
+static inline void freep(void *p)
+{
+	free(*(void **)p);
+}
+#define _cleanup_free_ __attribute__((cleanup(freep)))
+
+static const char explain_usage[] =
+	"usage: sandyfs explain [RULE OPTIONS] [--json] SOURCE PATH...\n"
+	"\n"
+	"For each PATH (relative to SOURCE, or SOURCE/PATH; it need not exist): its class,\n"
+	"the rule that decided it (file, line, entry) and why.\n"
+	"\n"
+	"rule options:\n"
+	"  -t, --type NAME        add the shipped rules NAME.json (repeatable);\n"
+	"                         default: every project type detected in SOURCE\n"
+	"      --no-detect        do not detect project types\n"
+	"  -r, --rules FILE       add a rule file (repeatable)\n"
+	"      --json             print JSON instead of text\n";
+static const char rules_usage[] =
+	"usage: sandyfs rules [RULE OPTIONS] [--json] SOURCE\n"
+	"\n"
+	"The effective policy for SOURCE: the rule files read and every rule by class.\n"
+	"\n"
+	"rule options:\n"
+	"  -t, --type NAME        add the shipped rules NAME.json (repeatable);\n"
+	"                         default: every project type detected in SOURCE\n"
+	"      --no-detect        do not detect project types\n"
+	"  -r, --rules FILE       add a rule file (repeatable)\n"
+	"      --json             print JSON instead of text\n";
+
+static int usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int usage_error(const char *cmd, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	fputs("sandyfs: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fprintf(stderr, "\nsee 'sandyfs %s --help'\n", cmd);
+	va_end(ap);
+	return 2;
+}
+
+struct cmd {
+	struct sfs_rule_opts ro;
+	bool json;
+	int first_arg;
+};
+
+/* Parses the shared options; returns -1 to continue, else the exit code. */
+static int parse_args(int argc, char **argv, struct cmd *c, const char *usage)
+{
+	static const struct option longopts[] = {
+		SFS_RULE_LONG_OPTS,
+		{"json", no_argument, NULL, 'j'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	int opt;
+
+	memset(c, 0, sizeof(*c));
+	optind = 0; /* full reset: main may have run getopt already */
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, ":" SFS_RULE_SHORT_OPTS "h", longopts, NULL)) != -1) {
+		int r = sfs_rule_opts_parse(&c->ro, opt, optarg);
+
+		if (r < 0) {
+			fprintf(stderr, "sandyfs: out of memory\n");
+			return 1;
+		}
+		if (r > 0)
+			continue;
+		switch (opt) {
+		case 'j':
+			c->json = true;
+			break;
+		case 'h':
+			fputs(usage, stdout);
+			return 0;
+		case ':':
+			return usage_error(argv[0], "option '%s' needs a value", argv[optind - 1]);
+		default:
+			return usage_error(argv[0], "unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	c->first_arg = optind;
+	return -1;
+}
+
+/* Appends component S[0..N) to OUT, handling "." and ".."; false on escape. */
+static bool push_component(char *out, size_t *len, const char *s, size_t n)
+{
+	if (n == 0 || (n == 1 && s[0] == '.'))
+		return true;
+	if (n == 2 && s[0] == '.' && s[1] == '.') {
+		char *slash;
+
+		if (*len == 0)
+			return false;
+		out[*len] = '\0';
+		slash = strrchr(out, '/');
+		*len = slash ? (size_t)(slash - out) : 0;
+		out[*len] = '\0';
+		return true;
+	}
+	if (*len > 0)
+		out[(*len)++] = '/';
+	memcpy(out + *len, s, n);
+	*len += n;
+	out[*len] = '\0';
+	return true;
+}
+
+/* Lexically normalised form of P (no ".", "..", "//"); NULL when it escapes. */
+static char *normalise(const char *p)
+{
+	char *out = malloc(strlen(p) + 2);
+	size_t len = 0;
+
+	if (!out)
+		return NULL;
+	out[0] = '\0';
+	while (*p) {
+		size_t n = strcspn(p, "/");
+
+		if (!push_component(out, &len, p, n)) {
+			free(out);
+			return NULL;
+		}
+		p += n;
+		if (*p == '/')
+			p++;
+	}
+	return out;
+}
+
+/* P with PREFIX (a normalised directory) removed, or NULL when not inside. */
+static const char *strip_dir(const char *p, const char *prefix)
+{
+	size_t n = strlen(prefix);
+
+	if (n == 0)
+		return p;
+	if (strncmp(p, prefix, n) != 0)
+		return NULL;
+	if (p[n] == '\0')
+		return p + n;
+	if (p[n] == '/')
+		return p + n + 1;
+	return NULL;
+}
+
+/*
+ * The path of ARG relative to SOURCE (malloc'ed), or NULL with a message.
+ * Absolute paths must lie inside SOURCE (as given or resolved); relative
+ * ones may start with SOURCE/ and are otherwise relative to SOURCE.
+ */
+static char *relative_path(const char *source, const char *arg)
+{
+	_cleanup_free_ char *nsrc = NULL, *nreal = NULL, *narg = NULL, *cwd = NULL, *abs_src = NULL;
+	char real[PATH_MAX];
+	const char *rest = NULL;
+
+	if (arg[0] == '/') {
+		narg = normalise(arg + 1);
+		if (realpath(source, real))
+			nreal = normalise(real + 1);
+		if (source[0] == '/') {
+			nsrc = normalise(source + 1);
+		} else if ((cwd = getcwd(NULL, 0)) &&
+			   asprintf(&abs_src, "%s/%s", cwd, source) >= 0) {
+			nsrc = normalise(abs_src + 1);
+		}
+		if (narg && nreal)
+			rest = strip_dir(narg, nreal);
+		if (!rest && narg && nsrc)
+			rest = strip_dir(narg, nsrc);
+		if (!rest) {
+			fprintf(stderr, "sandyfs: path '%s' is outside '%s'\n", arg, source);
+			return NULL;
+		}
+		return strdup(rest);
+	}
+	nsrc = normalise(source);
+	narg = normalise(arg);
+	if (narg && nsrc && *nsrc && source[0] != '/' && (rest = strip_dir(narg, nsrc)) && *rest) {
+		/* Written as SOURCE/PATH. */
+		return strdup(rest);
+	}
+	if (!narg) {
+		fprintf(stderr, "sandyfs: path '%s' is outside '%s'\n", arg, source);
+		return NULL;
+	}
+	return strdup(narg);
+}
+
+static const char *present(int sfd, const char *rel)
+{
+	struct stat st;
+
+	return fstatat(sfd, *rel ? rel : ".", &st, AT_SYMLINK_NOFOLLOW) == 0 ? "present" : "absent";
+}
+
+static int load(struct cmd *c, const char *source, struct sfs_policy **p)
+{
+	_cleanup_free_ char *err = NULL;
+	int r = sfs_policy_load(&c->ro, source, p, &err);
+
+	if (r < 0) {
+		fprintf(stderr, "sandyfs: cannot load rules: %s\n", err ? err : strerror(-r));
+		return 1;
+	}
+	return 0;
+}
+
+static cJSON *rule_json(const struct sfs_decision *d)
+{
+	cJSON *o = cJSON_CreateObject();
+	const struct sfs_rule *r = d->rule;
+
+	cJSON_AddStringToObject(o, "file", d->rule_file);
+	cJSON_AddNumberToObject(o, "line", r ? r->line : 0);
+	cJSON_AddStringToObject(o, "key", r ? r->key : "");
+	cJSON_AddNumberToObject(o, "index", d->rule_index);
+	cJSON_AddStringToObject(o, "pattern", d->rule_text);
+	if (r && r->cls == SFS_CLASS_PROTECTED)
+		cJSON_AddNumberToObject(o, "tier", r->tier);
+	return o;
+}
+
+/* "FILE:LINE: KEY[INDEX] 'PATTERN'" as the text output shows a rule. */
+static void print_rule(FILE *f, const struct sfs_rule *r, const char *file)
+{
+	if (!r) {
+		fprintf(f, "%s", file);
+		return;
+	}
+	if (r->line > 0)
+		fprintf(f, "%s:%d: ", r->file, r->line);
+	else
+		fprintf(f, "%s ", r->file);
+	fprintf(f, "%s[%d] '%s'", r->key, r->index, r->pattern);
+	if (r->cls == SFS_CLASS_PROTECTED)
+		fprintf(f, " (tier %d%s)", r->tier, r->tier ? ", releasable" : ", always");
+}
+
+int sandyfs_cmd_explain(int argc, char **argv)
+{
+	struct sfs_policy *p = NULL;
+	struct cmd c;
+	const char *source;
+	cJSON *arr = NULL;
+	int rc, sfd = -1;
+
+	rc = parse_args(argc, argv, &c, explain_usage);
+	if (rc >= 0)
+		goto out;
+	if (argc - c.first_arg < 2) {
+		rc = usage_error(argv[0], "explain needs SOURCE and at least one PATH");
+		goto out;
+	}
+	source = argv[c.first_arg];
+	rc = load(&c, source, &p);
+	if (rc)
+		goto out;
+	sfd = open(source, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (c.json)
+		arr = cJSON_CreateArray();
+	for (int i = c.first_arg + 1; i < argc; i++) {
+		_cleanup_free_ char *rel = relative_path(source, argv[i]);
+		struct sfs_decision d;
+		bool mkdir_ok;
+
+		if (!rel) {
+			rc = 1;
+			continue;
+		}
+		sfs_policy_decide(p, rel, SFS_OP_LOOKUP, &d);
+		mkdir_ok = d.cls == SFS_CLASS_READONLY && *rel &&
+			   sfs_policy_write_possible_below(p, rel);
+		if (c.json) {
+			cJSON *o = cJSON_CreateObject();
+
+			cJSON_AddStringToObject(o, "path", rel);
+			cJSON_AddBoolToObject(o, "exists",
+					      sfd >= 0 && !strcmp(present(sfd, rel), "present"));
+			cJSON_AddStringToObject(o, "class", sfs_class_name(d.cls));
+			cJSON_AddItemToObject(o, "rule", rule_json(&d));
+			cJSON_AddStringToObject(o, "why", d.why);
+			if (d.overlay_file)
+				cJSON_AddStringToObject(o, "overlay_file", d.overlay_file);
+			if (d.cls == SFS_CLASS_READONLY)
+				cJSON_AddBoolToObject(o, "writable_below", mkdir_ok);
+			cJSON_AddItemToArray(arr, o);
+			continue;
+		}
+		printf("%s: %s (%s)\n", *rel ? rel : ".", sfs_class_name(d.cls),
+		       sfd >= 0 ? present(sfd, rel) : "absent");
+		printf("    rule: ");
+		print_rule(stdout, d.rule, d.rule_file);
+		printf("\n    why:  %s\n", d.why);
+		if (d.overlay_file)
+			printf("    overlay: %s\n", d.overlay_file);
+		if (mkdir_ok)
+			printf("    below: write rules match paths below it (mkdir allowed)\n");
+	}
+	if (arr) {
+		char *s = cJSON_Print(arr);
+
+		if (s) {
+			puts(s);
+			free(s);
+		} else {
+			rc = 1;
+		}
+	}
+	rc = rc > 0 ? rc : 0;
+out:
+	if (arr)
+		cJSON_Delete(arr);
+	if (sfd >= 0)
+		close(sfd);
+	sfs_policy_free(p);
+	sfs_rule_opts_free(&c.ro);
+	return rc;
+}
+
+static cJSON *rule_entry_json(const struct sfs_rule *r)
+{
+	cJSON *o = cJSON_CreateObject();
+
+	cJSON_AddStringToObject(o, "class", sfs_class_name(r->cls));
+	cJSON_AddStringToObject(o, "file", r->file);
+	cJSON_AddNumberToObject(o, "line", r->line);
+	cJSON_AddStringToObject(o, "key", r->key);
+	cJSON_AddNumberToObject(o, "index", r->index);
+	cJSON_AddStringToObject(o, "pattern", r->pattern);
+	cJSON_AddStringToObject(o, "why", r->why);
+	if (r->cls == SFS_CLASS_PROTECTED)
+		cJSON_AddNumberToObject(o, "tier", r->tier);
+	if (r->overlay_file)
+		cJSON_AddStringToObject(o, "overlay_file", r->overlay_file);
+	if (r->released_by)
+		cJSON_AddStringToObject(o, "released_by", r->released_by);
+	return o;
+}
+
+static void print_rule_line(const struct sfs_rule *r)
+{
+	printf("    %s", r->pattern);
+	if (r->overlay_file)
+		printf(" -> %s", r->overlay_file);
+	printf("\n        from: ");
+	print_rule(stdout, r, r->file);
+	if (r->released_by)
+		printf(", released by %s", r->released_by);
+	printf("\n        why:  %s\n", r->why);
+}
+
+int sandyfs_cmd_rules(int argc, char **argv)
+{
+	static const enum sfs_class order[] = {SFS_CLASS_IMMUTABLE, SFS_CLASS_HIDDEN,
+					       SFS_CLASS_PROTECTED, SFS_CLASS_OVERLAY,
+					       SFS_CLASS_WRITABLE};
+	struct sfs_policy *p = NULL;
+	struct cmd c;
+	int rc;
+
+	rc = parse_args(argc, argv, &c, rules_usage);
+	if (rc >= 0)
+		goto out;
+	if (argc - c.first_arg != 1) {
+		rc = usage_error(argv[0], "rules needs exactly one SOURCE%s",
+				 argc - c.first_arg > 1 ? " (too many arguments)" : "");
+		goto out;
+	}
+	rc = load(&c, argv[c.first_arg], &p);
+	if (rc)
+		goto out;
+	if (c.json) {
+		cJSON *root = cJSON_CreateObject(), *src = cJSON_AddArrayToObject(root, "sources"),
+		      *rules = cJSON_AddArrayToObject(root, "rules");
+		char *s;
+
+		for (size_t i = 0; i < sfs_policy_source_count(p); i++) {
+			const struct sfs_rule_source *so = sfs_policy_source(p, i);
+			cJSON *o = cJSON_CreateObject();
+
+			cJSON_AddStringToObject(o, "path", so->path);
+			if (so->name)
+				cJSON_AddStringToObject(o, "name", so->name);
+			if (so->description)
+				cJSON_AddStringToObject(o, "description", so->description);
+			cJSON_AddStringToObject(o, "origin", so->origin);
+			cJSON_AddItemToArray(src, o);
+		}
+		for (size_t i = 0; i < sfs_policy_immutable_count(p); i++)
+			cJSON_AddItemToArray(rules, rule_entry_json(sfs_policy_immutable(p, i)));
+		for (size_t i = 0; i < sfs_policy_rule_count(p); i++)
+			cJSON_AddItemToArray(rules, rule_entry_json(sfs_policy_rule(p, i)));
+		s = cJSON_Print(root);
+		cJSON_Delete(root);
+		if (!s) {
+			rc = 1;
+			goto out;
+		}
+		puts(s);
+		free(s);
+		goto out;
+	}
+	printf("sources:\n");
+	for (size_t i = 0; i < sfs_policy_source_count(p); i++) {
+		const struct sfs_rule_source *so = sfs_policy_source(p, i);
+
+		printf("    %s (%s)", so->path, so->origin);
+		if (so->description)
+			printf(": %s", so->description);
+		printf("\n");
+	}
+	for (size_t k = 0; k < sizeof(order) / sizeof(order[0]); k++) {
+		printf("%s:\n", sfs_class_name(order[k]));
+		if (order[k] == SFS_CLASS_IMMUTABLE)
+			for (size_t i = 0; i < sfs_policy_immutable_count(p); i++)
+				print_rule_line(sfs_policy_immutable(p, i));
+		for (size_t i = 0; i < sfs_policy_rule_count(p); i++) {
+			const struct sfs_rule *r = sfs_policy_rule(p, i);
+
+			if (r->cls == order[k] && !r->released_by)
+				print_rule_line(r);
+		}
+	}
+	printf("released:\n");
+	for (size_t i = 0; i < sfs_policy_rule_count(p); i++) {
+		const struct sfs_rule *r = sfs_policy_rule(p, i);
+
+		if (r->released_by)
+			print_rule_line(r);
+	}
+	printf("readonly:\n    everything else\n");
+out:
+	sfs_policy_free(p);
+	sfs_rule_opts_free(&c.ro);
+	return rc;
+}

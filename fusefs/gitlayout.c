@@ -1,0 +1,186 @@
+/* gitlayout.c - see gitlayout.h. This is the only module that reads git
+ * metadata; it runs once, before the mount serves anything. */
+#include "gitlayout.h"
+
+#include <errno.h>
+#include <git2.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_SUBMODULE_DEPTH 8
+
+/* Joins and normalises lexically ("." and ".." resolved, slashes folded). */
+static int normalise(const char *base, const char *path, char *out, size_t size)
+{
+	char joined[PATH_MAX * 2];
+	int n = path[0] == '/' ? snprintf(joined, sizeof(joined), "%s", path)
+			       : snprintf(joined, sizeof(joined), "%s/%s", base, path);
+
+	if (n < 0 || (size_t)n >= sizeof(joined))
+		return -ENAMETOOLONG;
+	size_t len = 0;
+	char *save = NULL;
+	for (char *c = strtok_r(joined, "/", &save); c; c = strtok_r(NULL, "/", &save)) {
+		if (strcmp(c, ".") == 0)
+			continue;
+		if (strcmp(c, "..") == 0) {
+			while (len > 0 && out[len - 1] != '/')
+				len--;
+			if (len > 0)
+				len--;
+			continue;
+		}
+		size_t cl = strlen(c);
+		if (len + cl + 2 > size)
+			return -ENAMETOOLONG;
+		out[len++] = '/';
+		memcpy(out + len, c, cl);
+		len += cl;
+	}
+	if (len == 0)
+		out[len++] = '/';
+	out[len] = '\0';
+	return 0;
+}
+
+int sfs_path_below(const char *root, const char *abs, char *out, size_t size)
+{
+	char norm[PATH_MAX];
+	int r = normalise("/", abs, norm, sizeof(norm));
+
+	if (r < 0)
+		return r;
+	size_t rl = strlen(root);
+	if (strcmp(root, "/") == 0)
+		rl = 0;
+	if (strncmp(norm, root, rl) != 0 || (norm[rl] != '/' && norm[rl] != '\0'))
+		return -EXDEV;
+	const char *rel = norm[rl] == '/' ? norm + rl + 1 : norm + rl;
+	if (strlen(rel) + 1 > size)
+		return -ENAMETOOLONG;
+	strcpy(out, rel);
+	return 0;
+}
+
+/* Whether REL has a component named .git (already immutable by name). */
+static bool under_dotgit(const char *rel)
+{
+	for (const char *c = rel; *c;) {
+		size_t l = strcspn(c, "/");
+		if (l == 4 && strncasecmp(c, ".git", 4) == 0)
+			return true;
+		c += l;
+		if (*c == '/')
+			c++;
+	}
+	return false;
+}
+
+struct walk {
+	struct sfs_policy *policy;
+	const char *source; /* realpath of SOURCE */
+	char **errmsg;
+	int depth;
+	int err;
+};
+
+static int add_if_inside(struct walk *w, const char *abs, const char *why)
+{
+	char rel[PATH_MAX];
+
+	if (sfs_path_below(w->source, abs, rel, sizeof(rel)) < 0 || rel[0] == '\0')
+		return 0;
+	if (under_dotgit(rel))
+		return 0;
+	int r = sfs_policy_add_immutable(w->policy, rel, why);
+	if (r < 0 && asprintf(w->errmsg, "cannot protect git path '%s': %s", rel, strerror(-r)) < 0)
+		*w->errmsg = NULL;
+	return r;
+}
+
+static int protect_repo(struct walk *w, git_repository *repo);
+
+static int submodule_cb(git_submodule *sm, const char *name, void *payload)
+{
+	struct walk *w = payload;
+	git_repository *sub = NULL;
+
+	(void)name;
+	if (git_submodule_open(&sub, sm) != 0)
+		return 0; /* not checked out: its gitdir, if any, is under .git */
+	w->depth++;
+	int r = w->depth <= MAX_SUBMODULE_DEPTH ? protect_repo(w, sub) : 0;
+	w->depth--;
+	git_repository_free(sub);
+	return r < 0 ? (w->err = r, -1) : 0;
+}
+
+static int protect_repo(struct walk *w, git_repository *repo)
+{
+	char hooks[PATH_MAX];
+	git_config *cfg = NULL;
+	int r;
+
+	r = add_if_inside(w, git_repository_path(repo),
+			  "the repository's gitdir (named by a "
+			  "gitdir: pointer file)");
+	if (r == 0)
+		r = add_if_inside(w, git_repository_commondir(repo),
+				  "the repository's common gitdir (commondir)");
+	const char *workdir = git_repository_workdir(repo);
+	if (r == 0 && workdir && git_repository_config_snapshot(&cfg, repo) == 0) {
+		const char *hp = NULL;
+		if (git_config_get_string(&hp, cfg, "core.hooksPath") == 0 && hp && *hp) {
+			char expanded[PATH_MAX];
+			const char *home = getenv("HOME");
+			if (hp[0] == '~' && hp[1] == '/' && home)
+				snprintf(expanded, sizeof(expanded), "%s%s", home, hp + 1);
+			else
+				snprintf(expanded, sizeof(expanded), "%s", hp);
+			if (normalise(workdir, expanded, hooks, sizeof(hooks)) == 0)
+				r = add_if_inside(w, hooks,
+						  "core.hooksPath: git runs the hooks found here");
+		}
+		git_config_free(cfg);
+	}
+	if (r == 0 && git_submodule_foreach(repo, submodule_cb, w) != 0 && w->err)
+		r = w->err;
+	return r;
+}
+
+int sfs_git_protect_layout(struct sfs_policy *p, const char *source, char **errmsg)
+{
+	char real[PATH_MAX];
+	git_repository *repo = NULL;
+
+	*errmsg = NULL;
+	if (!realpath(source, real)) {
+		int e = errno;
+		if (asprintf(errmsg, "cannot resolve source '%s': %s", source, strerror(e)) < 0)
+			*errmsg = NULL;
+		return -e;
+	}
+	git_libgit2_init();
+	/* Searching upwards too: SOURCE inside a repository may hold that
+	 * repository's hooksPath. */
+	int r = git_repository_open_ext(&repo, real, 0, NULL);
+	if (r == GIT_ENOTFOUND) {
+		git_libgit2_shutdown();
+		return 0;
+	}
+	if (r != 0) {
+		const git_error *e = git_error_last();
+		if (asprintf(errmsg, "cannot read the git repository at '%s': %s", source,
+			     e ? e->message : "unknown error") < 0)
+			*errmsg = NULL;
+		git_libgit2_shutdown();
+		return -EIO;
+	}
+	struct walk w = {.policy = p, .source = real, .errmsg = errmsg};
+	r = protect_repo(&w, repo);
+	git_repository_free(repo);
+	git_libgit2_shutdown();
+	return r;
+}

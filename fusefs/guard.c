@@ -1,0 +1,337 @@
+/* guard.c - see guard.h. */
+#include "guard.h"
+#include "compat.h"
+#include "util.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* A directory rename whose subtrees hold more than this many entries, or
+ * nest deeper, answers EXDEV: mv then copies file by file. */
+#define RENAME_SCAN_MAX_ENTRIES 20000
+#define RENAME_SCAN_MAX_DEPTH	64
+
+struct overlay {
+	const char *file; /* as the policy names it */
+	int fd;
+};
+
+struct sfs_guard {
+	struct sfs_policy *policy;
+	struct sfs_audit *audit;
+	struct sfs_table *table;
+	pthread_rwlock_t mutation;
+	struct overlay *overlays;
+	size_t noverlays;
+};
+
+int sfs_guard_new(struct sfs_policy *policy, struct sfs_audit *audit, struct sfs_table *table,
+		  struct sfs_guard **out, char **errmsg)
+{
+	struct sfs_guard *g = calloc(1, sizeof(*g));
+
+	*errmsg = NULL;
+	if (!g) {
+		sfs_audit_close(audit);
+		sfs_policy_free(policy);
+		return -ENOMEM;
+	}
+	g->policy = policy;
+	g->audit = audit;
+	g->table = table;
+	pthread_rwlock_init(&g->mutation, NULL);
+	size_t n = sfs_policy_rule_count(policy);
+	g->overlays = calloc(n ? n : 1, sizeof(*g->overlays));
+	if (!g->overlays) {
+		sfs_guard_free(g);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const struct sfs_rule *r = sfs_policy_rule(policy, i);
+		if (r->cls != SFS_CLASS_OVERLAY || !r->overlay_file || r->released_by)
+			continue;
+		int fd = open(r->overlay_file, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+		if (fd < 0) {
+			int e = errno;
+			if (asprintf(errmsg, "cannot open overlay file '%s' (for '%s', %s:%d): %s",
+				     r->overlay_file, r->pattern, r->file, r->line,
+				     strerror(e)) < 0)
+				*errmsg = NULL;
+			sfs_guard_free(g);
+			return -e;
+		}
+		g->overlays[g->noverlays++] = (struct overlay){r->overlay_file, fd};
+	}
+	*out = g;
+	return 0;
+}
+
+void sfs_guard_free(struct sfs_guard *g)
+{
+	if (!g)
+		return;
+	for (size_t i = 0; i < g->noverlays; i++)
+		close(g->overlays[i].fd);
+	free(g->overlays);
+	pthread_rwlock_destroy(&g->mutation);
+	sfs_audit_close(g->audit);
+	sfs_policy_free(g->policy);
+	free(g);
+}
+
+int sfs_guard_path(struct sfs_guard *g, struct sfs_node *parent, const char *name, char *buf,
+		   size_t size)
+{
+	int r = sfs_node_relpath(g->table, parent, buf, size);
+
+	if (r < 0 || !name)
+		return r;
+	size_t len = strlen(buf), nl = strlen(name);
+	if (len + nl + 2 > size)
+		return -ENAMETOOLONG;
+	if (len)
+		buf[len++] = '/';
+	memcpy(buf + len, name, nl + 1);
+	return 0;
+}
+
+int sfs_guard_visible(struct sfs_guard *g, const char *relpath, int *overlay_fd)
+{
+	struct sfs_decision d;
+
+	*overlay_fd = -1;
+	sfs_policy_decide(g->policy, relpath, SFS_OP_LOOKUP, &d);
+	if (d.cls == SFS_CLASS_HIDDEN)
+		return -ENOENT;
+	if (d.cls == SFS_CLASS_OVERLAY && d.overlay_file) {
+		for (size_t i = 0; i < g->noverlays; i++)
+			if (strcmp(g->overlays[i].file, d.overlay_file) == 0)
+				*overlay_fd = g->overlays[i].fd;
+	}
+	return 0;
+}
+
+static int deny(struct sfs_guard *g, const struct sfs_caller *c, const char *relpath,
+		const char *opname, const char *target, const struct sfs_decision *d, int err)
+{
+	struct sfs_audit_record rec = {
+		.op = opname,
+		.path = relpath,
+		.target = target,
+		.cls = sfs_class_name(d->cls),
+		.rule_file = d->rule_file,
+		.rule = d->rule_text,
+		.why = d->why,
+		.pid = c->pid,
+		.uid = c->uid,
+		.err = err,
+	};
+	sfs_audit_denial(g->audit, &rec);
+	return -err;
+}
+
+int sfs_guard_check(struct sfs_guard *g, const struct sfs_caller *c, const char *relpath,
+		    enum sfs_op op, const char *opname, const char *target)
+{
+	struct sfs_decision d;
+
+	sfs_policy_decide(g->policy, relpath, op, &d);
+	if (d.allowed)
+		return 0;
+	return deny(g, c, relpath, opname, target, &d, d.err ? d.err : EROFS);
+}
+
+int sfs_guard_deny_builtin(struct sfs_guard *g, const struct sfs_caller *c, const char *relpath,
+			   const char *opname, const char *why)
+{
+	struct sfs_decision d;
+
+	sfs_policy_decide(g->policy, relpath, SFS_OP_LOOKUP, &d);
+	d.rule_file = "(built-in)";
+	d.rule_text = "";
+	d.why = why;
+	return deny(g, c, relpath, opname, NULL, &d, EROFS);
+}
+
+int sfs_guard_symlink(struct sfs_guard *g, const struct sfs_caller *c, const char *linkpath,
+		      const char *target)
+{
+	char resolved[SFS_PATH_MAX];
+	struct sfs_decision d;
+
+	sfs_policy_check_symlink(g->policy, linkpath, target, &d);
+	if (!d.allowed)
+		return deny(g, c, linkpath, "symlink", target, &d, d.err ? d.err : EROFS);
+	if (sfs_policy_symlink_resolve(linkpath, target, resolved, sizeof(resolved)) < 0)
+		return deny(g, c, linkpath, "symlink", target, &d, EROFS);
+	/* Following the link must not pass through a symlink that exists in
+	 * SOURCE now: its target was never checked against the policy. */
+	int rootfd = sfs_table_rootfd(g->table);
+	size_t len = strlen(resolved);
+	for (size_t i = 0; len > 0 && i <= len; i++) {
+		if (resolved[i] != '/' && resolved[i] != '\0')
+			continue;
+		char saved = resolved[i];
+		struct stat st;
+		resolved[i] = '\0';
+		int r = fstatat(rootfd, resolved, &st, AT_SYMLINK_NOFOLLOW);
+		if (r == 0 && S_ISLNK(st.st_mode)) {
+			struct sfs_decision through = d;
+			through.why = "the target passes through an existing symlink";
+			through.rule_file = "(built-in)";
+			through.rule_text = resolved;
+			return deny(g, c, linkpath, "symlink", target, &through, EROFS);
+		}
+		resolved[i] = saved;
+		if (r < 0)
+			break; /* absent: nothing further down exists either */
+	}
+	return 0;
+}
+
+struct scan {
+	struct sfs_guard *g;
+	const struct sfs_caller *c;
+	char from[SFS_PATH_MAX];
+	char to[SFS_PATH_MAX];
+	size_t entries;
+};
+
+/* Checks that every entry below FROM may leave it and arrive below TO:
+ * directories as if removed and made, everything else as renamed. */
+static int scan_subtree(struct scan *s, int at_fd, size_t from_len, size_t to_len, int depth)
+{
+	if (depth > RENAME_SCAN_MAX_DEPTH)
+		return -EXDEV;
+	int fd = openat(at_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	DIR *dp = fdopendir(fd);
+	if (!dp) {
+		sfs_close_keep_errno(fd);
+		return -errno;
+	}
+	int r = 0;
+	struct dirent *de;
+	while (r == 0 && (de = readdir(dp))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if (++s->entries > RENAME_SCAN_MAX_ENTRIES) {
+			r = -EXDEV;
+			break;
+		}
+		size_t nl = strlen(de->d_name);
+		if (from_len + nl + 2 > sizeof(s->from) || to_len + nl + 2 > sizeof(s->to)) {
+			r = -ENAMETOOLONG;
+			break;
+		}
+		s->from[from_len] = '/';
+		memcpy(s->from + from_len + 1, de->d_name, nl + 1);
+		s->to[to_len] = '/';
+		memcpy(s->to + to_len + 1, de->d_name, nl + 1);
+		bool is_dir = de->d_type == DT_DIR;
+		if (de->d_type == DT_UNKNOWN) {
+			struct stat st;
+			is_dir = fstatat(dirfd(dp), de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+				 S_ISDIR(st.st_mode);
+		}
+		r = sfs_guard_check(s->g, s->c, s->from, is_dir ? SFS_OP_RMDIR : SFS_OP_RENAME_FROM,
+				    "rename", s->to);
+		if (r == 0)
+			r = sfs_guard_check(s->g, s->c, s->to,
+					    is_dir ? SFS_OP_MKDIR : SFS_OP_RENAME_TO, "rename",
+					    s->from);
+		if (r == 0 && is_dir) {
+			int sub = openat(dirfd(dp), de->d_name,
+					 O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			if (sub < 0) {
+				r = errno == ENOENT ? 0 : -errno;
+			} else {
+				r = scan_subtree(s, sub, from_len + 1 + nl, to_len + 1 + nl,
+						 depth + 1);
+				close(sub);
+			}
+		}
+		s->from[from_len] = '\0';
+		s->to[to_len] = '\0';
+	}
+	closedir(dp);
+	return r;
+}
+
+/* FROM moves to TO. */
+static int check_move(struct sfs_guard *g, const struct sfs_caller *c, const char *from,
+		      const char *to, bool is_dir)
+{
+	int r = sfs_guard_check(g, c, from, is_dir ? SFS_OP_RMDIR : SFS_OP_RENAME_FROM, "rename",
+				to);
+	if (r == 0)
+		r = sfs_guard_check(g, c, to, is_dir ? SFS_OP_MKDIR : SFS_OP_RENAME_TO, "rename",
+				    from);
+	if (r < 0 || !is_dir)
+		return r;
+
+	struct scan *s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->g = g;
+	s->c = c;
+	snprintf(s->from, sizeof(s->from), "%s", from);
+	snprintf(s->to, sizeof(s->to), "%s", to);
+	int fd = sfs_open_beneath(sfs_table_rootfd(g->table), from, O_RDONLY | O_DIRECTORY, 0);
+	if (fd < 0) {
+		r = fd;
+	} else {
+		r = scan_subtree(s, fd, strlen(s->from), strlen(s->to), 0);
+		close(fd);
+	}
+	free(s);
+	return r;
+}
+
+int sfs_guard_rename(struct sfs_guard *g, const struct sfs_caller *c, const char *oldpath,
+		     bool old_is_dir, const char *newpath, bool new_is_dir, unsigned int flags)
+{
+	int r = check_move(g, c, oldpath, newpath, old_is_dir);
+
+	if (r == 0 && (flags & RENAME_EXCHANGE))
+		r = check_move(g, c, newpath, oldpath, new_is_dir);
+	return r;
+}
+
+void sfs_guard_lock(struct sfs_guard *g, bool exclusive)
+{
+	if (exclusive)
+		pthread_rwlock_wrlock(&g->mutation);
+	else
+		pthread_rwlock_rdlock(&g->mutation);
+}
+
+void sfs_guard_unlock(struct sfs_guard *g)
+{
+	pthread_rwlock_unlock(&g->mutation);
+}
+
+int sfs_guard_verify_dir(struct sfs_guard *g, const char *relpath, int anchor_fd)
+{
+	struct sfs_stat want, got;
+
+	if (!*relpath)
+		return 0;
+	int fd = sfs_open_beneath(sfs_table_rootfd(g->table), relpath, sfs_anchor_flags(), 0);
+	if (fd < 0)
+		return -ESTALE;
+	int r = sfs_stat_fd(fd, &got);
+	close(fd);
+	if (r < 0 || sfs_stat_fd(anchor_fd, &want) < 0)
+		return -ESTALE;
+	return want.st.st_dev == got.st.st_dev && want.st.st_ino == got.st.st_ino ? 0 : -ESTALE;
+}

@@ -1,0 +1,884 @@
+/*
+ * policy: the compiled policy object and the pure decision function (see
+ * policy.h). Owns class precedence, the built-in .git rule, the verdict of
+ * each operation, and the lexical symlink-target check.
+ *
+ * Fast path of a decision: canonicalise the path into a stack buffer (pure
+ * ASCII names are only lower-cased), look for a ".git" component, run one
+ * combined regex of every hidden, protected and overlay glob over the
+ * canonical path, and, when it does not match, the write regex over the
+ * real path. The per-class regexes run only when the combined one matched.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "canon.h"
+#include "glob.h"
+#include "policy.h"
+
+struct imm {
+	char *canon;
+	size_t len;
+	struct sfs_rule rule;
+};
+
+struct classset {
+	struct sfs_globset *gs;
+	const struct sfs_rule **map; /* glob index -> rule */
+	size_t n;
+};
+
+struct sfs_policy {
+	struct sfs_rule **rules;
+	size_t nrules, caprules;
+	struct sfs_rule_source *sources;
+	size_t nsources;
+	bool compiled;
+
+	struct classset write, protect, hide, overlay, strict;
+	struct imm *imm;
+	size_t nimm;
+};
+
+static const struct sfs_rule rule_git = {
+	.cls = SFS_CLASS_IMMUTABLE,
+	.file = "(built-in)",
+	.key = "immutable",
+	.index = 0,
+	.pattern = ".git",
+	.why = "git internals: the host's git reads config (core.fsmonitor, hooksPath, "
+	       "filters, aliases), hooks and attributes from here, and a planted or nested "
+	       ".git (directory or gitdir: file) repoints git at content the writer controls",
+};
+
+static const struct sfs_rule rule_root = {
+	.cls = SFS_CLASS_READONLY,
+	.file = "(built-in)",
+	.key = "root",
+	.index = 0,
+	.pattern = "",
+	.why = "SOURCE itself is never removed, renamed or re-moded",
+};
+
+/* Fails closed: what cannot be evaluated is neither visible nor writable. */
+static const struct sfs_rule rule_error = {
+	.cls = SFS_CLASS_HIDDEN,
+	.file = "(built-in)",
+	.key = "error",
+	.index = 0,
+	.pattern = "",
+	.why = "the policy could not be evaluated for this path (out of memory, or a "
+	       "pattern match failed), so it is treated as hidden",
+};
+
+static const struct sfs_rule rule_sym_absolute = {
+	.cls = SFS_CLASS_PROTECTED,
+	.file = "(built-in)",
+	.key = "symlink",
+	.index = 0,
+	.pattern = "/*",
+	.why = "absolute symlink targets mean different things in the container and on "
+	       "the host",
+};
+
+static const struct sfs_rule rule_sym_escape = {
+	.cls = SFS_CLASS_PROTECTED,
+	.file = "(built-in)",
+	.key = "symlink",
+	.index = 1,
+	.pattern = "..",
+	.why = "the symlink target leaves SOURCE",
+};
+
+static const struct sfs_rule rule_sym_backslash = {
+	.cls = SFS_CLASS_PROTECTED,
+	.file = "(built-in)",
+	.key = "symlink",
+	.index = 2,
+	.pattern = "\\",
+	.why = "the symlink target contains a backslash, which Windows tools read as a "
+	       "directory separator",
+};
+
+static const char why_default[] = "no write rule matches: read-only by default";
+
+/* ---- names -------------------------------------------------------------- */
+
+const char *sfs_class_name(enum sfs_class c)
+{
+	switch (c) {
+	case SFS_CLASS_WRITABLE:
+		return "writable";
+	case SFS_CLASS_READONLY:
+		return "readonly";
+	case SFS_CLASS_OVERLAY:
+		return "overlay";
+	case SFS_CLASS_PROTECTED:
+		return "protected";
+	case SFS_CLASS_HIDDEN:
+		return "hidden";
+	case SFS_CLASS_IMMUTABLE:
+		return "immutable";
+	}
+	return "unknown";
+}
+
+int sfs_class_rank(enum sfs_class c)
+{
+	switch (c) {
+	case SFS_CLASS_READONLY:
+		return 0;
+	case SFS_CLASS_WRITABLE:
+		return 1;
+	case SFS_CLASS_OVERLAY:
+		return 2;
+	case SFS_CLASS_PROTECTED:
+		return 3;
+	case SFS_CLASS_HIDDEN:
+		return 4;
+	case SFS_CLASS_IMMUTABLE:
+		return 5;
+	}
+	return 5;
+}
+
+const char *sfs_op_name(enum sfs_op op)
+{
+	static const char *const names[] = {
+		[SFS_OP_LOOKUP] = "lookup",
+		[SFS_OP_READ] = "read",
+		[SFS_OP_CREATE] = "create",
+		[SFS_OP_MKDIR] = "mkdir",
+		[SFS_OP_MKNOD] = "mknod",
+		[SFS_OP_SYMLINK] = "symlink",
+		[SFS_OP_LINK_TARGET] = "link",
+		[SFS_OP_LINK_SOURCE] = "link-source",
+		[SFS_OP_WRITE] = "write",
+		[SFS_OP_TRUNCATE] = "truncate",
+		[SFS_OP_SETATTR] = "setattr",
+		[SFS_OP_XATTR] = "setxattr",
+		[SFS_OP_UNLINK] = "unlink",
+		[SFS_OP_RMDIR] = "rmdir",
+		[SFS_OP_RENAME_FROM] = "rename-from",
+		[SFS_OP_RENAME_TO] = "rename-to",
+	};
+
+	if ((unsigned)op < sizeof(names) / sizeof(names[0]) && names[op])
+		return names[op];
+	return "unknown";
+}
+
+/* ---- building ----------------------------------------------------------- */
+
+struct sfs_policy *sfs_policy_new(void)
+{
+	return calloc(1, sizeof(struct sfs_policy));
+}
+
+static void rule_free_strings(struct sfs_rule *r)
+{
+	free((char *)r->file);
+	free((char *)r->key);
+	free((char *)r->pattern);
+	free((char *)r->why);
+	free((char *)r->overlay_file);
+	free((char *)r->released_by);
+}
+
+static void classset_free(struct classset *c)
+{
+	sfs_globset_free(c->gs);
+	free(c->map);
+	memset(c, 0, sizeof(*c));
+}
+
+void sfs_policy_free(struct sfs_policy *p)
+{
+	if (!p)
+		return;
+	for (size_t i = 0; i < p->nrules; i++) {
+		rule_free_strings(p->rules[i]);
+		free(p->rules[i]);
+	}
+	free(p->rules);
+	for (size_t i = 0; i < p->nsources; i++) {
+		free((char *)p->sources[i].path);
+		free((char *)p->sources[i].name);
+		free((char *)p->sources[i].description);
+		free((char *)p->sources[i].origin);
+	}
+	free(p->sources);
+	for (size_t i = 0; i < p->nimm; i++) {
+		free(p->imm[i].canon);
+		free((char *)p->imm[i].rule.pattern);
+		free((char *)p->imm[i].rule.why);
+	}
+	free(p->imm);
+	classset_free(&p->write);
+	classset_free(&p->protect);
+	classset_free(&p->hide);
+	classset_free(&p->overlay);
+	classset_free(&p->strict);
+	free(p);
+}
+
+static char *dup_or_null(const char *s, bool *oom)
+{
+	char *d;
+
+	if (!s)
+		return NULL;
+	d = strdup(s);
+	if (!d)
+		*oom = true;
+	return d;
+}
+
+static unsigned class_glob_flags(enum sfs_class c)
+{
+	switch (c) {
+	case SFS_CLASS_WRITABLE:
+		return 0;
+	case SFS_CLASS_OVERLAY:
+		return SFS_GLOB_CANONICAL | SFS_GLOB_EXACT;
+	default:
+		return SFS_GLOB_CANONICAL;
+	}
+}
+
+int sfs_policy_add_rule(struct sfs_policy *p, const struct sfs_rule *r, char **reason)
+{
+	struct sfs_rule *n;
+	bool oom = false;
+	int rc;
+
+	*reason = NULL;
+	if (p->compiled)
+		return -EBUSY;
+	switch (r->cls) {
+	case SFS_CLASS_WRITABLE:
+	case SFS_CLASS_PROTECTED:
+	case SFS_CLASS_HIDDEN:
+		break;
+	case SFS_CLASS_OVERLAY:
+		if (!r->overlay_file)
+			return -EINVAL;
+		break;
+	default:
+		return -EINVAL;
+	}
+	if (!r->pattern || !r->file)
+		return -EINVAL;
+	rc = sfs_glob_check(r->pattern, class_glob_flags(r->cls), reason);
+	if (rc < 0)
+		return rc;
+	if (p->nrules == p->caprules) {
+		size_t cap = p->caprules ? 2 * p->caprules : 64;
+		struct sfs_rule **a = realloc(p->rules, cap * sizeof(*a));
+
+		if (!a)
+			return -ENOMEM;
+		p->rules = a;
+		p->caprules = cap;
+	}
+	n = calloc(1, sizeof(*n));
+	if (!n)
+		return -ENOMEM;
+	*n = *r;
+	n->file = dup_or_null(r->file, &oom);
+	n->key = dup_or_null(r->key ? r->key : "", &oom);
+	n->pattern = dup_or_null(r->pattern, &oom);
+	n->why = dup_or_null(r->why ? r->why : "", &oom);
+	n->overlay_file = dup_or_null(r->overlay_file, &oom);
+	n->released_by = dup_or_null(r->released_by, &oom);
+	if (oom) {
+		rule_free_strings(n);
+		free(n);
+		return -ENOMEM;
+	}
+	p->rules[p->nrules++] = n;
+	return 0;
+}
+
+int sfs_policy_add_source(struct sfs_policy *p, const struct sfs_rule_source *s)
+{
+	struct sfs_rule_source *a;
+	bool oom = false;
+
+	a = realloc(p->sources, (p->nsources + 1) * sizeof(*a));
+	if (!a)
+		return -ENOMEM;
+	p->sources = a;
+	a += p->nsources;
+	a->path = dup_or_null(s->path, &oom);
+	a->name = dup_or_null(s->name, &oom);
+	a->description = dup_or_null(s->description, &oom);
+	a->origin = dup_or_null(s->origin, &oom);
+	if (oom) {
+		free((char *)a->path);
+		free((char *)a->name);
+		free((char *)a->description);
+		free((char *)a->origin);
+		return -ENOMEM;
+	}
+	p->nsources++;
+	return 0;
+}
+
+static int strcmp_null(const char *a, const char *b)
+{
+	return strcmp(a ? a : "", b ? b : "");
+}
+
+/* Content order, so that the deciding rule never depends on file order. */
+static int rule_cmp(const void *a, const void *b)
+{
+	const struct sfs_rule *x = *(const struct sfs_rule *const *)a;
+	const struct sfs_rule *y = *(const struct sfs_rule *const *)b;
+	int c;
+
+	if ((c = strcmp(x->pattern, y->pattern)))
+		return c;
+	if ((c = strcmp(x->file, y->file)))
+		return c;
+	if ((c = strcmp_null(x->why, y->why)))
+		return c;
+	if ((c = strcmp_null(x->overlay_file, y->overlay_file)))
+		return c;
+	if ((c = strcmp_null(x->key, y->key)))
+		return c;
+	if (x->line != y->line)
+		return x->line < y->line ? -1 : 1;
+	return (x->index > y->index) - (x->index < y->index);
+}
+
+/*
+ * Builds the set of the active rules whose class is in CLASSES (bitmask of
+ * 1 << class). Overlay paths are anchored with a leading '/' so that they
+ * keep meaning one exact path inside the mixed "strict" set.
+ */
+static int build_classset(struct sfs_policy *p, struct classset *cs, unsigned classes,
+			  unsigned flags, char **errmsg)
+{
+	const char **globs = NULL;
+	char **owned = NULL;
+	size_t n = 0, bad = 0;
+	char *reason = NULL;
+	int r;
+
+	cs->map = calloc(p->nrules ? p->nrules : 1, sizeof(*cs->map));
+	globs = calloc(p->nrules ? p->nrules : 1, sizeof(*globs));
+	owned = calloc(p->nrules ? p->nrules : 1, sizeof(*owned));
+	if (!cs->map || !globs || !owned) {
+		free(globs);
+		free(owned);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < p->nrules; i++) {
+		const struct sfs_rule *ru = p->rules[i];
+
+		if (ru->released_by || !(classes & (1u << ru->cls)))
+			continue;
+		cs->map[n++] = ru;
+	}
+	qsort(cs->map, n, sizeof(*cs->map), rule_cmp);
+	r = 0;
+	for (size_t i = 0; i < n; i++) {
+		const struct sfs_rule *ru = cs->map[i];
+
+		if (ru->cls == SFS_CLASS_OVERLAY && !(flags & SFS_GLOB_EXACT) &&
+		    ru->pattern[0] != '/') {
+			if (asprintf(&owned[i], "/%s", ru->pattern) < 0) {
+				owned[i] = NULL;
+				r = -ENOMEM;
+				break;
+			}
+			globs[i] = owned[i];
+		} else {
+			globs[i] = ru->pattern;
+		}
+	}
+	if (r == 0)
+		r = sfs_globset_new(globs, n, flags, &cs->gs, &bad, &reason);
+	if (r == -EINVAL && errmsg) {
+		if (asprintf(errmsg, "%s:%d: bad glob '%s': %s", cs->map[bad]->file,
+			     cs->map[bad]->line, cs->map[bad]->pattern,
+			     reason ? reason : "does not compile") < 0)
+			*errmsg = NULL;
+	}
+	free(reason);
+	for (size_t i = 0; i < n; i++)
+		free(owned[i]);
+	free(owned);
+	free(globs);
+	cs->n = n;
+	return r;
+}
+
+int sfs_policy_compile(struct sfs_policy *p, char **errmsg)
+{
+	int r;
+
+	if (errmsg)
+		*errmsg = NULL;
+	if (p->compiled)
+		return 0;
+	r = build_classset(p, &p->write, 1u << SFS_CLASS_WRITABLE, 0, errmsg);
+	if (!r)
+		r = build_classset(p, &p->protect, 1u << SFS_CLASS_PROTECTED, SFS_GLOB_CANONICAL,
+				   errmsg);
+	if (!r)
+		r = build_classset(p, &p->hide, 1u << SFS_CLASS_HIDDEN, SFS_GLOB_CANONICAL, errmsg);
+	if (!r)
+		r = build_classset(p, &p->overlay, 1u << SFS_CLASS_OVERLAY,
+				   SFS_GLOB_CANONICAL | SFS_GLOB_EXACT, errmsg);
+	if (!r)
+		r = build_classset(p, &p->strict,
+				   1u << SFS_CLASS_PROTECTED | 1u << SFS_CLASS_HIDDEN |
+					   1u << SFS_CLASS_OVERLAY,
+				   SFS_GLOB_CANONICAL, errmsg);
+	if (r < 0)
+		return r;
+	p->compiled = true;
+	return 0;
+}
+
+int sfs_policy_add_immutable(struct sfs_policy *p, const char *relpath, const char *why)
+{
+	size_t len = strlen(relpath), cap = SFS_CANON_CAP(len);
+	struct imm *a;
+	char *c;
+	ssize_t n;
+
+	c = malloc(cap);
+	if (!c)
+		return -ENOMEM;
+	n = sfs_canon_path(relpath, len, c, cap);
+	if (n <= 0) {
+		free(c);
+		return n < 0 ? (int)n : -EINVAL; /* "" would make everything immutable */
+	}
+	a = realloc(p->imm, (p->nimm + 1) * sizeof(*a));
+	if (!a) {
+		free(c);
+		return -ENOMEM;
+	}
+	p->imm = a;
+	a += p->nimm;
+	memset(a, 0, sizeof(*a));
+	a->canon = c;
+	a->len = (size_t)n;
+	a->rule.cls = SFS_CLASS_IMMUTABLE;
+	a->rule.file = "(built-in)";
+	a->rule.key = "immutable";
+	a->rule.index = (int)p->nimm + 1;
+	a->rule.pattern = strdup(relpath);
+	a->rule.why = strdup(why ? why : "part of the git repository layout");
+	if (!a->rule.pattern || !a->rule.why) {
+		free((char *)a->rule.pattern);
+		free((char *)a->rule.why);
+		free(c);
+		return -ENOMEM;
+	}
+	p->nimm++;
+	return 0;
+}
+
+/* ---- deciding ----------------------------------------------------------- */
+
+static void set_rule(struct sfs_decision *out, enum sfs_class cls, const struct sfs_rule *r)
+{
+	out->cls = cls;
+	out->rule = r;
+	out->rule_file = r->file;
+	out->rule_index = r->index;
+	out->rule_text = r->pattern;
+	out->why = r->why;
+	out->overlay_file = r->overlay_file;
+}
+
+static void set_default(struct sfs_decision *out)
+{
+	out->cls = SFS_CLASS_READONLY;
+	out->rule = NULL;
+	out->rule_file = "(default)";
+	out->rule_index = -1;
+	out->rule_text = "";
+	out->why = why_default;
+	out->overlay_file = NULL;
+}
+
+static bool has_git_component(const char *c, size_t len)
+{
+	const char *p = c, *e = c + len;
+
+	while (p < e) {
+		const char *s = memchr(p, '/', (size_t)(e - p));
+		size_t n = s ? (size_t)(s - p) : (size_t)(e - p);
+
+		if (n == 4 && memcmp(p, ".git", 4) == 0)
+			return true;
+		if (!s)
+			break;
+		p = s + 1;
+	}
+	return false;
+}
+
+/* Match in one class set: 1 and *RULE on a match, 0 on none, <0 on error. */
+static int class_match(const struct classset *cs, const char *s, size_t len, size_t *end,
+		       const struct sfs_rule **rule)
+{
+	int r = sfs_globset_match(cs->gs, s, len, end);
+
+	if (r == -ENOENT)
+		return 0;
+	if (r < 0 || (size_t)r >= cs->n)
+		return r < 0 ? r : -EINVAL;
+	*rule = cs->map[r];
+	return 1;
+}
+
+/* Classifies with the canonical path CANON already computed. */
+static void classify(const struct sfs_policy *p, const char *real, size_t rlen, const char *canon,
+		     size_t clen, struct sfs_decision *out)
+{
+	const struct sfs_rule *ru = NULL, *below = NULL;
+	size_t end = 0;
+	int r;
+
+	if (clen == 0) {
+		set_rule(out, SFS_CLASS_READONLY, &rule_root);
+		return;
+	}
+	if (has_git_component(canon, clen)) {
+		set_rule(out, SFS_CLASS_IMMUTABLE, &rule_git);
+		return;
+	}
+	for (size_t i = 0; i < p->nimm; i++) {
+		const struct imm *m = &p->imm[i];
+
+		if (clen >= m->len && memcmp(canon, m->canon, m->len) == 0 &&
+		    (clen == m->len || canon[m->len] == '/')) {
+			set_rule(out, SFS_CLASS_IMMUTABLE, &m->rule);
+			return;
+		}
+	}
+	r = sfs_globset_match(p->strict.gs, canon, clen, NULL);
+	if (r >= 0) {
+		r = class_match(&p->overlay, canon, clen, &end, &ru);
+		if (r < 0)
+			goto fail;
+		if (r > 0) {
+			if (end == clen) {
+				set_rule(out, SFS_CLASS_OVERLAY, ru);
+				return;
+			}
+			below = ru;
+		}
+		r = class_match(&p->hide, canon, clen, NULL, &ru);
+		if (r < 0)
+			goto fail;
+		if (r > 0) {
+			set_rule(out, SFS_CLASS_HIDDEN, ru);
+			return;
+		}
+		r = class_match(&p->protect, canon, clen, NULL, &ru);
+		if (r < 0)
+			goto fail;
+		if (r > 0) {
+			set_rule(out, SFS_CLASS_PROTECTED, ru);
+			return;
+		}
+		if (below) {
+			/* Below an overlaid file nothing exists; keep it read-only. */
+			set_rule(out, SFS_CLASS_OVERLAY, below);
+			out->overlay_file = NULL;
+			return;
+		}
+		/* The combined set matched but no class did: never expected. */
+		goto fail;
+	} else if (r != -ENOENT) {
+		goto fail;
+	}
+	r = class_match(&p->write, real, rlen, NULL, &ru);
+	if (r > 0) {
+		set_rule(out, SFS_CLASS_WRITABLE, ru);
+		return;
+	}
+	/* A failed write match only loses writability: no need to fail closed. */
+	set_default(out);
+	return;
+fail:
+	set_rule(out, SFS_CLASS_HIDDEN, &rule_error);
+}
+
+#define STACK_CANON 4096
+
+/* Classifies RELPATH into OUT; false when it could not (then OUT fails closed). */
+static void classify_path(const struct sfs_policy *p, const char *relpath, size_t len,
+			  struct sfs_decision *out)
+{
+	char stackbuf[STACK_CANON];
+	char *buf = stackbuf;
+	size_t cap = SFS_CANON_CAP(len);
+	ssize_t n;
+
+	if (!p || !p->compiled) {
+		set_rule(out, SFS_CLASS_HIDDEN, &rule_error);
+		return;
+	}
+	if (cap > sizeof(stackbuf)) {
+		buf = malloc(cap);
+		if (!buf) {
+			set_rule(out, SFS_CLASS_HIDDEN, &rule_error);
+			return;
+		}
+	} else {
+		cap = sizeof(stackbuf);
+	}
+	n = sfs_canon_path(relpath, len, buf, cap);
+	if (n < 0)
+		set_rule(out, SFS_CLASS_HIDDEN, &rule_error);
+	else
+		classify(p, relpath, len, buf, (size_t)n, out);
+	if (buf != stackbuf)
+		free(buf);
+}
+
+bool sfs_policy_write_possible_below(const struct sfs_policy *p, const char *relpath)
+{
+	char stackbuf[STACK_CANON];
+	size_t len = strlen(relpath);
+	char *buf = stackbuf;
+	int r;
+
+	if (!p || !p->compiled)
+		return false;
+	/* Every glob matches some path, and all paths are below the root. */
+	if (len == 0)
+		return p->write.n > 0;
+	if (len + 2 > sizeof(stackbuf)) {
+		buf = malloc(len + 2);
+		if (!buf)
+			return false;
+	}
+	memcpy(buf, relpath, len);
+	buf[len++] = '/';
+	r = sfs_globset_match_prefix(p->write.gs, buf, len);
+	if (buf != stackbuf)
+		free(buf);
+	return r > 0;
+}
+
+enum sfs_class sfs_policy_classify(const struct sfs_policy *p, const char *relpath,
+				   struct sfs_decision *out)
+{
+	sfs_policy_decide(p, relpath, SFS_OP_LOOKUP, out);
+	return out->cls;
+}
+
+void sfs_policy_decide(const struct sfs_policy *p, const char *relpath, enum sfs_op op,
+		       struct sfs_decision *out)
+{
+	classify_path(p, relpath, strlen(relpath), out);
+	switch (op) {
+	case SFS_OP_LOOKUP:
+	case SFS_OP_READ:
+		out->allowed = out->cls != SFS_CLASS_HIDDEN;
+		break;
+	case SFS_OP_MKDIR:
+	case SFS_OP_RMDIR:
+		out->allowed = out->cls == SFS_CLASS_WRITABLE ||
+			       (out->cls == SFS_CLASS_READONLY && out->rule != &rule_root &&
+				sfs_policy_write_possible_below(p, relpath));
+		break;
+	default:
+		out->allowed = out->cls == SFS_CLASS_WRITABLE;
+		break;
+	}
+	if (out->allowed)
+		out->err = 0;
+	else
+		out->err = out->cls == SFS_CLASS_HIDDEN ? ENOENT : EROFS;
+}
+
+/* ---- symlinks ----------------------------------------------------------- */
+
+/* Appends component S[0..N) to OUT (length *LEN) or pops it for "..". */
+static int resolve_step(char *out, size_t cap, size_t *len, const char *s, size_t n)
+{
+	if (n == 0 || (n == 1 && s[0] == '.'))
+		return 0;
+	if (n == 2 && s[0] == '.' && s[1] == '.') {
+		char *slash;
+
+		if (*len == 0)
+			return -EXDEV;
+		out[*len] = '\0';
+		slash = strrchr(out, '/');
+		*len = slash ? (size_t)(slash - out) : 0;
+		out[*len] = '\0';
+		return 0;
+	}
+	if (*len + 1 + n + 1 > cap)
+		return -ENAMETOOLONG;
+	if (*len > 0)
+		out[(*len)++] = '/';
+	memcpy(out + *len, s, n);
+	*len += n;
+	out[*len] = '\0';
+	return 1;
+}
+
+/* The directory of LINKPATH, copied to OUT. */
+static int link_dir(const char *linkpath, char *out, size_t cap, size_t *len)
+{
+	const char *slash = strrchr(linkpath, '/');
+
+	*len = slash ? (size_t)(slash - linkpath) : 0;
+	if (*len + 1 > cap)
+		return -ENAMETOOLONG;
+	memcpy(out, linkpath, *len);
+	out[*len] = '\0';
+	return 0;
+}
+
+int sfs_policy_symlink_resolve(const char *linkpath, const char *target, char *out, size_t cap)
+{
+	const char *s = target;
+	size_t len;
+	int r;
+
+	if (!*target || *target == '/')
+		return -EINVAL;
+	r = link_dir(linkpath, out, cap, &len);
+	if (r < 0)
+		return r;
+	while (*s) {
+		size_t n = strcspn(s, "/");
+
+		r = resolve_step(out, cap, &len, s, n);
+		if (r < 0)
+			return r;
+		s += n;
+		if (*s == '/')
+			s++;
+	}
+	return (int)len;
+}
+
+static bool stricter(enum sfs_class c)
+{
+	return c == SFS_CLASS_IMMUTABLE || c == SFS_CLASS_HIDDEN || c == SFS_CLASS_PROTECTED ||
+	       c == SFS_CLASS_OVERLAY;
+}
+
+static void deny_with(struct sfs_decision *out, const struct sfs_rule *r)
+{
+	set_rule(out, r->cls, r);
+	out->allowed = false;
+	out->err = EROFS;
+}
+
+void sfs_policy_check_symlink(const struct sfs_policy *p, const char *linkpath, const char *target,
+			      struct sfs_decision *out)
+{
+	char path[4096];
+	const char *s = target;
+	size_t len;
+	int r;
+
+	sfs_policy_decide(p, linkpath, SFS_OP_SYMLINK, out);
+	if (!out->allowed)
+		return;
+	if (!*target || *target == '/') {
+		deny_with(out, &rule_sym_absolute);
+		if (!*target)
+			out->err = ENOENT;
+		return;
+	}
+	if (strchr(target, '\\')) {
+		deny_with(out, &rule_sym_backslash);
+		return;
+	}
+	if (link_dir(linkpath, path, sizeof(path), &len) < 0) {
+		deny_with(out, &rule_error);
+		return;
+	}
+	/* Every directory the target passes through counts, not only its end. */
+	while (*s) {
+		size_t n = strcspn(s, "/");
+		struct sfs_decision d;
+
+		r = resolve_step(path, sizeof(path), &len, s, n);
+		if (r == -EXDEV) {
+			deny_with(out, &rule_sym_escape);
+			return;
+		}
+		if (r < 0) {
+			deny_with(out, &rule_error);
+			return;
+		}
+		if (r > 0) {
+			classify_path(p, path, len, &d);
+			if (stricter(d.cls)) {
+				*out = d;
+				out->allowed = false;
+				out->err = EROFS;
+				return;
+			}
+		}
+		s += n;
+		if (*s == '/')
+			s++;
+	}
+	/* ".." steps can end on a stricter directory without a push. */
+	if (len > 0) {
+		struct sfs_decision d;
+
+		classify_path(p, path, len, &d);
+		if (stricter(d.cls)) {
+			*out = d;
+			out->allowed = false;
+			out->err = EROFS;
+		}
+	}
+}
+
+/* ---- listing ------------------------------------------------------------ */
+
+size_t sfs_policy_rule_count(const struct sfs_policy *p)
+{
+	return p->nrules;
+}
+
+const struct sfs_rule *sfs_policy_rule(const struct sfs_policy *p, size_t i)
+{
+	return i < p->nrules ? p->rules[i] : NULL;
+}
+
+size_t sfs_policy_immutable_count(const struct sfs_policy *p)
+{
+	return 1 + p->nimm;
+}
+
+const struct sfs_rule *sfs_policy_immutable(const struct sfs_policy *p, size_t i)
+{
+	if (i == 0)
+		return &rule_git;
+	return i <= p->nimm ? &p->imm[i - 1].rule : NULL;
+}
+
+size_t sfs_policy_source_count(const struct sfs_policy *p)
+{
+	return p->nsources;
+}
+
+const struct sfs_rule_source *sfs_policy_source(const struct sfs_policy *p, size_t i)
+{
+	return i < p->nsources ? &p->sources[i] : NULL;
+}

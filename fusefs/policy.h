@@ -1,0 +1,207 @@
+/*
+ * policy: the pure decision of SPEC §4.1/§4.2/§4.5/§4.6. Given a compiled
+ * policy, a path relative to SOURCE and an operation, says which class the
+ * path has, whether the operation is allowed (and the errno when not), and
+ * which rule decided it and why. No FUSE, no I/O, no allocation on the
+ * decision path for paths shorter than about 1 KiB; safe to call from any
+ * number of threads at once once compiled.
+ *
+ * A policy is built by adding rules (rules.c does that from the rule files)
+ * and compiling once; after sfs_policy_compile (and any
+ * sfs_policy_add_immutable calls that follow it) it is never changed.
+ *
+ * Paths: relative to SOURCE, no leading '/', components separated by one
+ * '/', no "." or ".." components; "" is SOURCE itself. Write globs match
+ * this real path; every stricter class matches its canonical form
+ * (canon.h), so case, Unicode and NTFS spellings of a protected name are
+ * that protected name.
+ */
+#ifndef SANDYFS_POLICY_H
+#define SANDYFS_POLICY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/*
+ * Classes, from the most restrictive: immutable > hidden > protected >
+ * overlay > writable > readonly. One exception from §4.5: at the exact path
+ * an overlay names, the overlay beats hidden and protected (all three are
+ * read-only; the overlay reveals nothing of SOURCE), so a masked `.env` is
+ * served although `.env` is hidden. Immutable beats everything.
+ */
+enum sfs_class {
+	SFS_CLASS_WRITABLE,
+	SFS_CLASS_READONLY,
+	SFS_CLASS_OVERLAY,
+	SFS_CLASS_PROTECTED,
+	SFS_CLASS_HIDDEN,
+	SFS_CLASS_IMMUTABLE,
+};
+
+/*
+ * Operations. LOOKUP and READ are the only non-mutating ones (READ includes
+ * readdir, readlink, getxattr, listxattr). Everything else needs the
+ * writable class, except MKDIR and RMDIR (see sfs_policy_decide).
+ * LINK_SOURCE is the existing inode being hard-linked, LINK_TARGET the new
+ * name; SYMLINK is the link's name (check the target with
+ * sfs_policy_check_symlink); XATTR is setxattr/removexattr; SETATTR is any
+ * change of mode, owner, size or times. The caller still refuses what no
+ * class allows (device nodes, set-uid/set-gid bits).
+ */
+enum sfs_op {
+	SFS_OP_LOOKUP,
+	SFS_OP_READ,
+	SFS_OP_CREATE,
+	SFS_OP_MKDIR,
+	SFS_OP_MKNOD,
+	SFS_OP_SYMLINK,
+	SFS_OP_LINK_TARGET,
+	SFS_OP_LINK_SOURCE,
+	SFS_OP_WRITE,
+	SFS_OP_TRUNCATE,
+	SFS_OP_SETATTR,
+	SFS_OP_XATTR,
+	SFS_OP_UNLINK,
+	SFS_OP_RMDIR,
+	SFS_OP_RENAME_FROM,
+	SFS_OP_RENAME_TO,
+};
+
+/* One rule entry. All strings are owned by the policy. */
+struct sfs_rule {
+	enum sfs_class cls;
+	const char *file;	  /* rule file as opened, or "(built-in)" */
+	int line;		  /* 1-based line of the entry in FILE, 0 when unknown */
+	const char *key;	  /* "write", "protect", "hide", "overlay", "immutable" */
+	int index;		  /* 0-based position in that key's array */
+	const char *pattern;	  /* the glob (or exact path) as written */
+	const char *why;	  /* never NULL */
+	const char *overlay_file; /* overlay: the host file served; else NULL */
+	int tier;		  /* protect: 0 always, 1 build tools, 2 CI (releasable) */
+	const char *released_by;  /* non-NULL: inactive, released at this "file:line" */
+};
+
+/* Where the rules came from, for `sandyfs rules`. */
+struct sfs_rule_source {
+	const char *path;
+	const char *name;	 /* the file's "name", or NULL */
+	const char *description; /* or NULL */
+	const char *origin;	 /* why it is loaded: "always", "--type", "detected: go.mod", ... */
+};
+
+struct sfs_decision {
+	enum sfs_class cls;
+	bool allowed;
+	int err;		     /* 0 when allowed, else EROFS (ENOENT for hidden paths) */
+	const char *rule_file;	     /* never NULL: a file, "(built-in)" or "(default)" */
+	int rule_index;		     /* index in its key's array, -1 for the default */
+	const char *rule_text;	     /* the deciding pattern, "" for the default */
+	const char *why;	     /* never NULL */
+	const struct sfs_rule *rule; /* the deciding rule, NULL for the default */
+	const char *overlay_file;    /* class overlay: the host file to serve */
+};
+
+struct sfs_policy;
+
+/* ---- building ---- */
+
+struct sfs_policy *sfs_policy_new(void);
+void sfs_policy_free(struct sfs_policy *p);
+
+/*
+ * Adds one rule (strings are copied). The pattern is validated for its
+ * class; on a bad glob returns -EINVAL with *REASON (malloc'ed) saying why.
+ * Rules with released_by set are kept for listing but never match.
+ * Only SFS_CLASS_WRITABLE, _PROTECTED, _HIDDEN and _OVERLAY are accepted
+ * (immutable names come from the built-in .git rule and
+ * sfs_policy_add_immutable).
+ */
+int sfs_policy_add_rule(struct sfs_policy *p, const struct sfs_rule *r, char **reason);
+int sfs_policy_add_source(struct sfs_policy *p, const struct sfs_rule_source *s);
+
+/*
+ * Compiles the rules into one combined regex per class. The rule order
+ * never matters: rules are sorted by content first. Returns 0, -ENOMEM, or
+ * -EINVAL with *ERRMSG set.
+ */
+int sfs_policy_compile(struct sfs_policy *p, char **errmsg);
+
+/*
+ * Makes RELPATH (and everything below it) immutable, present or absent; for
+ * the git layout found at mount time (core.hooksPath, gitdirs named by
+ * pointer files). Matched on the canonical form. Call after compile and
+ * before the first decision. WHY is copied.
+ */
+int sfs_policy_add_immutable(struct sfs_policy *p, const char *relpath, const char *why);
+
+/* ---- deciding ---- */
+
+/*
+ * The decision for OP on RELPATH. Any '.git' component (canonically: .GIT,
+ * git~1, ".git.", ".git::$DATA", ...) makes the path immutable, present or
+ * absent, at any depth. SOURCE itself ("") is readonly. A path that cannot
+ * be evaluated (uncompiled policy, out of memory, a PCRE2 resource limit)
+ * is decided hidden by a built-in rule: invisible and unwritable.
+ *
+ * MKDIR and RMDIR are allowed on a writable name, and also on a readonly
+ * one when a write glob could match something below it
+ * (sfs_policy_write_possible_below): `mkdir -p src/new/dir` works with
+ * "src/" + "**" writable, `mkdir docs` with "docs/" + "**", and the same
+ * directories can be removed again (only when empty, which the caller's
+ * rmdir enforces).
+ */
+void sfs_policy_decide(const struct sfs_policy *p, const char *relpath, enum sfs_op op,
+		       struct sfs_decision *out);
+
+/* The class of RELPATH alone (OUT filled as for SFS_OP_LOOKUP). */
+enum sfs_class sfs_policy_classify(const struct sfs_policy *p, const char *relpath,
+				   struct sfs_decision *out);
+
+/*
+ * True when some path strictly below directory RELPATH could match a
+ * write glob (PCRE2 hard partial matching of "RELPATH/"). Does not look at
+ * the stricter classes: sfs_policy_decide combines both.
+ */
+bool sfs_policy_write_possible_below(const struct sfs_policy *p, const char *relpath);
+
+/*
+ * The lexical half of SPEC §4.6 for symlink(TARGET, LINKPATH): allowed only
+ * when LINKPATH may be created as a symlink and TARGET is relative, stays
+ * inside SOURCE when resolved lexically from LINKPATH's directory, and
+ * neither the final path nor any directory it passes through on the way is
+ * immutable, hidden, protected or overlay (present or absent). Denials are
+ * EROFS and name the rule that decided.
+ *
+ * Not checked here (it needs I/O): that no component the target passes
+ * through is an existing symlink in SOURCE. The caller must lstat each
+ * prefix of the resolved path (beneath SOURCE, without following links)
+ * and deny when one is a symlink; sfs_policy_symlink_resolve gives it
+ * that path.
+ */
+void sfs_policy_check_symlink(const struct sfs_policy *p, const char *linkpath, const char *target,
+			      struct sfs_decision *out);
+
+/*
+ * Resolves TARGET lexically from LINKPATH's directory into OUT (CAP bytes,
+ * relative to SOURCE, "" for SOURCE itself). Returns the length, -EINVAL
+ * for an absolute or empty target, -EXDEV when it leaves SOURCE,
+ * -ENAMETOOLONG when OUT is too small.
+ */
+int sfs_policy_symlink_resolve(const char *linkpath, const char *target, char *out, size_t cap);
+
+/* ---- listing ---- */
+
+size_t sfs_policy_rule_count(const struct sfs_policy *p);
+const struct sfs_rule *sfs_policy_rule(const struct sfs_policy *p, size_t i);
+/* Immutable rules: index 0 is the built-in .git rule, then the added paths. */
+size_t sfs_policy_immutable_count(const struct sfs_policy *p);
+const struct sfs_rule *sfs_policy_immutable(const struct sfs_policy *p, size_t i);
+size_t sfs_policy_source_count(const struct sfs_policy *p);
+const struct sfs_rule_source *sfs_policy_source(const struct sfs_policy *p, size_t i);
+
+const char *sfs_class_name(enum sfs_class c); /* "writable", "readonly", ... */
+const char *sfs_op_name(enum sfs_op op);      /* "lookup", "create", ... */
+/* Strictness rank: immutable 5 ... readonly 0. */
+int sfs_class_rank(enum sfs_class c);
+
+#endif

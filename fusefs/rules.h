@@ -1,0 +1,101 @@
+/*
+ * rules: reading rule files (SPEC §4.8) into a compiled policy. The only
+ * part of the policy code that does file I/O.
+ *
+ * Sources, all merged into one policy (order never matters):
+ *   - the shipped rules directory: base.json always, NAME.json for each
+ *     --type NAME, and, with no --type and no --no-detect, every shipped
+ *     file whose "detect" marker exists at SOURCE's root;
+ *   - "extends": names resolved in the shipped directory (cycles rejected);
+ *   - --rules FILE (command line, user trust);
+ *   - $SANDY_CONFIG_DIR/rules.d/ *.json, else ~/.config/sandy/rules.d/ *.json
+ *     ($XDG_CONFIG_HOME honoured; user trust);
+ *   - SOURCE/.sandy/rules.json (project trust: may add write globs and
+ *     protections, may not "release" and may only overlay shipped files).
+ *
+ * The shipped directory is $SANDY_RULES_DIR, else the installed one when it
+ * exists, else the source tree's rules/. Overlay files named without a '/'
+ * live in $SANDY_OVERLAYS_DIR, else ro-overlays/ next to the rules
+ * directory, else the source tree's ro-overlays/.
+ *
+ * Any error (syntax, unknown or duplicate key, wrong type, bad glob,
+ * unknown extends, extends cycle, forbidden release) rejects the whole
+ * policy with a message "FILE:LINE: reason" (the caller prefixes
+ * "error: ").
+ */
+#ifndef SANDYFS_RULES_H
+#define SANDYFS_RULES_H
+
+#include <getopt.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "policy.h"
+
+/* ---- command-line rule options, shared by mount, explain and rules ---- */
+
+struct sfs_rule_opts {
+	char **types; /* --type NAME, in order */
+	size_t ntypes;
+	char **files; /* --rules FILE, in order */
+	size_t nfiles;
+	bool no_detect;
+};
+
+enum { SFS_OPT_NO_DETECT = 0x5301 };
+
+/* getopt short options and long option entries, to splice into a table. */
+#define SFS_RULE_SHORT_OPTS "t:r:"
+#define SFS_RULE_LONG_OPTS                                                                         \
+	{"type", required_argument, NULL, 't'}, {"rules", required_argument, NULL, 'r'},           \
+	{                                                                                          \
+		"no-detect", no_argument, NULL, SFS_OPT_NO_DETECT                                  \
+	}
+
+/*
+ * Feeds one getopt result to O: 1 when OPT was a rule option (consumed),
+ * 0 when it is not one, -ENOMEM.
+ */
+int sfs_rule_opts_parse(struct sfs_rule_opts *o, int opt, const char *arg);
+void sfs_rule_opts_free(struct sfs_rule_opts *o);
+
+/*
+ * Loads every source above for SOURCE_DIR and compiles the policy. On
+ * failure returns a negative errno and *ERRMSG (malloc'ed) says what and
+ * where, e.g. "rules/x.json:7: unknown key 'wirte'".
+ */
+int sfs_policy_load(const struct sfs_rule_opts *o, const char *source_dir, struct sfs_policy **out,
+		    char **errmsg);
+
+/* The shipped rules and overlay directories as resolved above. */
+const char *sfs_shipped_rules_dir(void);
+const char *sfs_shipped_overlays_dir(void);
+
+/* ---- the loader underneath, for tests and fuzzers ---- */
+
+enum sfs_trust {
+	SFS_TRUST_SHIPPED, /* rules/ and extends */
+	SFS_TRUST_USER,	   /* --rules and ~/.config/sandy/rules.d */
+	SFS_TRUST_PROJECT, /* SOURCE/.sandy/rules.json */
+};
+
+struct sfs_loader;
+
+/* SHIPPED_DIR resolves --type and extends (NULL: none); OVERLAYS_DIR bare overlay names. */
+struct sfs_loader *sfs_loader_new(const char *shipped_dir, const char *overlays_dir);
+void sfs_loader_free(struct sfs_loader *l);
+
+/* Adds SHIPPED_DIR/NAME.json (and what it extends) unless already loaded. */
+int sfs_loader_add_type(struct sfs_loader *l, const char *name, const char *origin, char **errmsg);
+/* Adds a rule file given by path. */
+int sfs_loader_add_file(struct sfs_loader *l, const char *path, enum sfs_trust trust,
+			const char *origin, char **errmsg);
+/* Adds rule file text held in memory; DISPLAY names it in messages. */
+int sfs_loader_add_buffer(struct sfs_loader *l, const char *display, const char *text, size_t len,
+			  enum sfs_trust trust, const char *origin, char **errmsg);
+/* Adds every shipped file whose detect marker exists in directory SOURCE_FD. */
+int sfs_loader_detect(struct sfs_loader *l, int source_fd, char **errmsg);
+/* Applies releases and compiles. The loader stays valid (and must be freed). */
+int sfs_loader_finish(struct sfs_loader *l, struct sfs_policy **out, char **errmsg);
+
+#endif

@@ -1,0 +1,152 @@
+#!/usr/bin/env bash
+# The benchmark of SPEC §8 (not a test: it asserts nothing, it measures).
+# Builds a >= 15,000-file git repository, serves it through sandyfs with the
+# realistic policy (base + detected types), and runs every workload on the
+# native directory, through sandyfs and, when installed, through bindfs, in
+# alternation, after a warm-up; prints medians and ratios, the daemon's peak
+# RSS and fd count, then does it all again on a tmpfs copy.
+#
+#   tests/bench/bench.sh [--runs N] [--quick] [--no-tmpfs]
+# Run as root from the repository root (it mounts tmpfs and bindfs).
+set -eu
+cd "$(dirname "$0")/../.."
+runs=5 quick=0 tmpfs=1
+while [ $# -gt 0 ]; do
+	case $1 in
+	--runs) runs=$2; shift ;;
+	--quick) quick=1 runs=3 ;;
+	--no-tmpfs) tmpfs=0 ;;
+	*) echo "bench.sh: unknown option '$1'" >&2; exit 2 ;;
+	esac
+	shift
+done
+scripts/deps.sh
+build=$(scripts/build.sh normal)
+sandyfs=$PWD/$build/fusefs/sandyfs
+repo=$PWD
+work=/var/tmp/sandy-bench
+have_bindfs=0
+command -v bindfs >/dev/null && have_bindfs=1
+
+cleanup() {
+	for m in "$work"/*/mnt-*; do
+		grep -q " $m " /proc/self/mountinfo && umount -l "$m"
+	done
+	grep -q " $work/tmpfs " /proc/self/mountinfo && umount -l "$work/tmpfs"
+	true
+}
+trap cleanup EXIT
+cleanup
+rm -rf "$work" && mkdir -p "$work"
+
+now() { echo "${EPOCHREALTIME/./}"; } # microseconds
+# timed DIR CMD: seconds CMD takes run inside DIR
+timed() {
+	local d=$1 t0 t1
+	shift
+	t0=$(now)
+	(cd "$d" && eval "$@") >/dev/null 2>&1 || true
+	t1=$(now)
+	echo $(((t1 - t0) / 1000))
+}
+median() { sort -n | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }
+
+# The workloads: name, and a command run in the tree's root. Writes go to
+# paths the c rules allow (build/, src/).
+declare -a names cmds preps
+add() { names+=("$1"); cmds+=("$2"); preps+=("${3:-true}"); }
+add "git status" "git status --porcelain"
+add "rg PATTERN" "rg -c needle_marker"
+add "find -type f" "find . -type f"
+add "tar c . >/dev/null" "tar c . >/dev/null"
+add "C build (ninja -j2)" "ninja -C build/\$FLAVOUR -j2" "ninja -C build/\$FLAVOUR -t clean"
+add "create 10,000 files" "mkfiles src/gen" "rm -rf src/gen"
+add "delete 10,000 files" "rm -rf src/gen" "mkfiles src/gen"
+add "write 1 GiB (MB/s)" "dd if=/dev/zero of=build/big.bin bs=1M count=1024 conv=fsync" "rm -f build/big.bin"
+add "read 1 GiB (MB/s)" "cat build/big.bin" "[ -f build/big.bin ] || dd if=/dev/zero of=build/big.bin bs=1M count=1024"
+# 10,000 small files in 200 directories, like an npm install.
+mkfiles() {
+	local d i
+	for d in $(seq 1 200); do
+		mkdir -p "$1/d$d"
+		for i in $(seq 1 50); do printf 'module %d %d\n' "$d" "$i" >"$1/d$d/f$i.js"; done
+	done
+}
+export -f mkfiles
+
+daemon_stats() { # pid -> "peak RSS MiB, fds"
+	local pid=$1
+	awk '/VmHWM/ {printf "%.1f MiB", $2/1024}' "/proc/$pid/status"
+	printf ', %d fds' "$(ls "/proc/$pid/fd" | wc -l)"
+}
+
+bench_on() { # LABEL TREE
+	local label=$1 tree=$2 base
+	base=$(dirname "$tree")
+	local mnt_s=$base/mnt-sandyfs mnt_b=$base/mnt-bindfs
+	mkdir -p "$mnt_s" "$mnt_b"
+	# The C project built in every flavour: sandyfs's own sources.
+	mkdir -p "$tree/src/sandyfs"
+	cp -a "$repo/meson.build" "$repo/meson_options.txt" "$repo/fusefs" "$tree/src/sandyfs/"
+	mkdir -p "$tree/src/sandyfs/tests" && echo "" >"$tree/src/sandyfs/tests/meson.build"
+	"$sandyfs" mount --allow-other --pid-file "$base/pid" "$tree" "$mnt_s"
+	local pid
+	pid=$(cat "$base/pid")
+	[ $have_bindfs = 1 ] && bindfs "$tree" "$mnt_b"
+	local flavours=(native sandyfs) dirs=("$tree" "$mnt_s")
+	[ $have_bindfs = 1 ] && flavours+=(bindfs) dirs+=("$mnt_b")
+	for i in "${!flavours[@]}"; do
+		(cd "${dirs[$i]}" && meson setup "build/${flavours[$i]}" src/sandyfs >/dev/null 2>&1) || true
+	done
+	echo
+	echo "== $label: $(find "$tree" -type f -not -path '*/.git/*' | wc -l) files, policy: $("$sandyfs" rules "$tree" 2>/dev/null | grep -c . || echo ?) rule lines"
+	printf '%-24s %12s %12s %8s %12s\n' workload native sandyfs ratio "bindfs ratio"
+	for w in "${!names[@]}"; do
+		declare -A samples=()
+		for f in "${!flavours[@]}"; do samples[$f]=""; done
+		for r in $(seq 0 "$runs"); do # run 0 is the warm-up
+			for f in "${!flavours[@]}"; do
+				export FLAVOUR=${flavours[$f]}
+				(cd "${dirs[$f]}" && eval "${preps[$w]}") >/dev/null 2>&1 || true
+				ms=$(timed "${dirs[$f]}" "${cmds[$w]}")
+				[ "$r" -gt 0 ] && samples[$f]+="$ms "
+			done
+		done
+		local med=()
+		for f in "${!flavours[@]}"; do med[$f]=$(echo "${samples[$f]}" | tr ' ' '\n' | grep . | median); done
+		local name=${names[$w]}
+		if [[ $name == *MB/s* ]]; then
+			# throughput: MB/s, ratio is sandyfs/native throughput
+			local tn ts tb=""
+			tn=$(awk -v ms="${med[0]}" 'BEGIN {printf "%.0f", 1024 / (ms / 1000)}')
+			ts=$(awk -v ms="${med[1]}" 'BEGIN {printf "%.0f", 1024 / (ms / 1000)}')
+			[ $have_bindfs = 1 ] && tb=$(awk -v a="${med[0]}" -v b="${med[2]}" 'BEGIN {printf "%.2f", a / b}')
+			printf '%-24s %10s/s %10s/s %8s %12s\n' "$name" "${tn}MB" "${ts}MB" \
+				"$(awk -v a="${med[0]}" -v b="${med[1]}" 'BEGIN {printf "%.2f", a / b}')" "$tb"
+		else
+			local tb=""
+			[ $have_bindfs = 1 ] && tb=$(awk -v a="${med[0]}" -v b="${med[2]}" 'BEGIN {printf "%.2f", b / a}')
+			printf '%-24s %10sms %10sms %8s %12s\n' "$name" "${med[0]}" "${med[1]}" \
+				"$(awk -v a="${med[0]}" -v b="${med[1]}" 'BEGIN {printf "%.2f", (a > 0 ? b / a : 0)}')" "$tb"
+		fi
+		unset samples
+	done
+	rm -f "$tree/build/big.bin"
+	echo "sandyfs daemon: $(daemon_stats "$pid")"
+	"$sandyfs" umount "$mnt_s"
+	[ $have_bindfs = 1 ] && umount "$mnt_b"
+	true
+}
+
+echo "generating the tree..."
+tests/bench/gen-tree.sh "$work/ext4/tree" >/dev/null
+if [ $tmpfs = 1 ]; then
+	# A copy made before any run, so both start from the same tree.
+	mkdir -p "$work/tmpfs"
+	mount -t tmpfs -o size=4g tmpfs "$work/tmpfs"
+	mkdir -p "$work/tmpfs/t"
+	cp -a "$work/ext4/tree" "$work/tmpfs/t/tree"
+fi
+bench_on "ext4 ($(findmnt -no FSTYPE -T "$work" 2>/dev/null || echo disk))" "$work/ext4/tree"
+[ $tmpfs = 1 ] && bench_on "tmpfs" "$work/tmpfs/t/tree"
+true

@@ -1,0 +1,580 @@
+/*
+ * test_rules: rule files to policy (fusefs/rules.c): the shipped files
+ * load, every malformed case is rejected with file, exact line and reason
+ * (issue 3 acceptance 4), extends and cycles, detection, trust levels
+ * (release, overlay files), and the sources of sfs_policy_load.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "policy.h"
+#include "rules.h"
+#include "scratch.h"
+#include "tap.h"
+
+static const char *dir;
+
+static void write_file(const char *rel, const char *text)
+{
+	char path[512];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, rel);
+	f = fopen(path, "w");
+	if (!f) {
+		perror(path);
+		exit(1);
+	}
+	fputs(text, f);
+	fclose(f);
+}
+
+static void make_dir(const char *rel)
+{
+	char path[512];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, rel);
+	if (mkdir(path, 0755) < 0 && errno != EEXIST) {
+		perror(path);
+		exit(1);
+	}
+}
+
+static char *path_of(const char *rel)
+{
+	char *p;
+
+	if (asprintf(&p, "%s/%s", dir, rel) < 0)
+		exit(1);
+	return p;
+}
+
+/* Loads TEXT as rule file "x.json" (after base when WITH_BASE); returns the error. */
+static char *load_error(const char *text, enum sfs_trust trust, bool with_base,
+			const char *shipped)
+{
+	struct sfs_loader *l = sfs_loader_new(shipped ? shipped : SANDY_SOURCE_RULES_DIR,
+					      SANDY_SOURCE_OVERLAYS_DIR);
+	struct sfs_policy *p = NULL;
+	char *err = NULL;
+	int r = 0;
+
+	if (with_base)
+		r = sfs_loader_add_type(l, "base", "test", &err);
+	if (r == 0)
+		r = sfs_loader_add_buffer(l, "x.json", text, strlen(text), trust, "test", &err);
+	if (r == 0)
+		r = sfs_loader_finish(l, &p, &err);
+	sfs_policy_free(p);
+	sfs_loader_free(l);
+	if (r == 0) {
+		free(err);
+		return NULL;
+	}
+	return err ? err : strdup("(no message)");
+}
+
+struct errcase {
+	const char *what;
+	const char *text;
+	enum sfs_trust trust;
+	const char *want; /* the message must start with this */
+};
+
+static const struct errcase errcases[] = {
+	{"syntax error (missing comma)", "{\n  \"write\": [\"a\"]\n  \"protect\": []\n}\n",
+	 SFS_TRUST_USER, "x.json:3: syntax error near '\"protect\": []'"},
+	{"syntax error (trailing comma)", "{\n\"write\": [\"a\",\n]}", SFS_TRUST_USER,
+	 "x.json:3: syntax error"},
+	{"syntax error (unterminated string)", "{\n\n\n\"write\": [\"abc\n]}\n", SFS_TRUST_USER,
+	 "x.json:4: syntax error"},
+	{"syntax error (unexpected end)", "{\n\"write\": [\n", SFS_TRUST_USER,
+	 "x.json:3: syntax error: unexpected end of file"},
+	{"syntax error (garbage after the object)", "{}\n}\n", SFS_TRUST_USER,
+	 "x.json:2: syntax error"},
+	{"empty file", "\n\n", SFS_TRUST_USER, "x.json:3: syntax error: empty file"},
+	{"unknown key", "{\n  \"name\": \"x\",\n\n  \"description\": \"d\",\n  \"write\": [],\n\n"
+			"  \"wirte\": [\"src/**\"]\n}\n",
+	 SFS_TRUST_USER, "x.json:7: unknown key 'wirte'"},
+	{"duplicate key", "{\n\"write\": [],\n\"hide\": [],\n\"write\": []}", SFS_TRUST_USER,
+	 "x.json:4: duplicate key 'write'"},
+	{"wrong type of a key", "{\n  \"write\": \"src/**\"\n}", SFS_TRUST_USER,
+	 "x.json:2: wrong type for 'write': expected an array of globs"},
+	{"wrong type of an element", "{\"write\": [\n  \"a\",\n  3\n]}", SFS_TRUST_USER,
+	 "x.json:3: wrong type in 'write'"},
+	{"wrong type of the top level", "[\n{}\n]", SFS_TRUST_USER,
+	 "x.json:1: wrong type: a rule file is one JSON object"},
+	{"wrong type of name", "{\n\"name\": 3}", SFS_TRUST_USER,
+	 "x.json:2: wrong type for 'name'"},
+	{"protect entry not an object", "{\"protect\": [\n\".vscode\"]}", SFS_TRUST_USER,
+	 "x.json:2: wrong type in 'protect'"},
+	{"protect without why", "{\"protect\": [\n\n  {\"path\": \"x\"}\n]}", SFS_TRUST_USER,
+	 "x.json:3: 'protect' entry without 'why'"},
+	{"protect with an empty why", "{\"protect\": [\n{\"path\": \"x\",\n \"why\": \"\"}]}",
+	 SFS_TRUST_USER, "x.json:3: 'why' must not be empty"},
+	{"unknown key in a protect entry",
+	 "{\"protect\": [{\"path\": \"x\",\n \"why\": \"w\",\n \"teir\": 1}]}", SFS_TRUST_USER,
+	 "x.json:3: unknown key 'teir' in a 'protect' entry"},
+	{"bad tier", "{\"protect\": [{\"path\": \"x\", \"why\": \"w\",\n \"tier\": 3}]}",
+	 SFS_TRUST_USER, "x.json:2: wrong value for 'tier'"},
+	{"bad glob in write", "{\n\"write\": [\"ok/**\",\n\"[abc\"]}", SFS_TRUST_USER,
+	 "x.json:3: bad glob '[abc' in 'write': unterminated bracket expression"},
+	{"bad glob in protect", "{\"protect\": [\n{\"path\": \"foo.\", \"why\": \"w\"}]}",
+	 SFS_TRUST_USER, "x.json:2: bad glob 'foo.' in 'protect'"},
+	{"bad glob in hide", "{\"hide\": [\"a\",\n\"b//c\"]}", SFS_TRUST_USER,
+	 "x.json:2: bad glob 'b//c' in 'hide': empty path component"},
+	{"empty glob", "{\"write\": [\n\"\"]}", SFS_TRUST_USER,
+	 "x.json:2: bad glob '' in 'write': empty pattern"},
+	{"overlay of a glob", "{\"overlay\": [\n{\"path\": \"*.env\", \"file\": \"env-masked\"}]}",
+	 SFS_TRUST_USER, "x.json:2: bad glob '*.env' in 'overlay'"},
+	{"overlay of a missing file",
+	 "{\"overlay\": [{\"path\": \".env\",\n \"file\": \"no-such-overlay\"}]}",
+	 SFS_TRUST_USER, "x.json:2: overlay file '"},
+	{"overlay without file", "{\"overlay\": [\n{\"path\": \".env\"}]}", SFS_TRUST_USER,
+	 "x.json:2: 'overlay' entry without 'file'"},
+	{"project overlay of a host path",
+	 "{\"overlay\": [{\"path\": \"a\",\n \"file\": \"/etc/passwd\"}]}", SFS_TRUST_PROJECT,
+	 "x.json:2: overlay file '/etc/passwd': only user-level rule files may name a host "
+	 "path"},
+	{"release in a project file", "{\n\"write\": [],\n\"release\": [\"Makefile\"]}",
+	 SFS_TRUST_PROJECT,
+	 "x.json:3: 'release' is only allowed in user-level rule files and on the command line"},
+	{"release in a shipped file", "{\"release\": [\"Makefile\"]}", SFS_TRUST_SHIPPED,
+	 "x.json:1: 'release' is only allowed"},
+	{"unknown extends", "{\n\"extends\": [\"base\",\n\"nope\"]}", SFS_TRUST_USER,
+	 "x.json:3: unknown rule set 'nope' in 'extends'"},
+	{"bad extends name", "{\"extends\": [\"../base\"]}", SFS_TRUST_USER,
+	 "x.json:1: bad rule set name '../base' in 'extends'"},
+	{"escaped NUL", "{\"write\": [\n\"a\\u0000b\"]}", SFS_TRUST_USER,
+	 "x.json:2: string contains a NUL character"},
+	{"detect marker with a slash", "{\"detect\": [\n\"a/b\"]}", SFS_TRUST_USER,
+	 "x.json:2: bad detect marker 'a/b'"},
+};
+
+static void test_errors(void)
+{
+	for (size_t i = 0; i < sizeof(errcases) / sizeof(errcases[0]); i++) {
+		const struct errcase *c = &errcases[i];
+		char *err = load_error(c->text, c->trust, false, NULL);
+
+		if (!ok(err && !strncmp(err, c->want, strlen(c->want)), "%s: '%s'", c->what,
+			c->want))
+			printf("#   got '%s'\n", err ? err : "(accepted)");
+		free(err);
+	}
+}
+
+static void test_more_errors(void)
+{
+	char *big, *err;
+	size_t n = 1100 * 1024;
+	struct sfs_loader *l;
+
+	/* a raw NUL byte */
+	l = sfs_loader_new(NULL, NULL);
+	err = NULL;
+	ok(sfs_loader_add_buffer(l, "n.json", "{\n\"a\0\": 1}", 11, SFS_TRUST_USER, "t", &err) < 0 &&
+		   err && !strcmp(err, "n.json:2: NUL byte in rule file"),
+	   "a NUL byte: 'n.json:2: NUL byte in rule file'");
+	free(err);
+	sfs_loader_free(l);
+
+	big = malloc(n + 1);
+	memset(big, ' ', n);
+	big[0] = '{';
+	big[n - 1] = '}';
+	big[n] = '\0';
+	l = sfs_loader_new(NULL, NULL);
+	err = NULL;
+	ok(sfs_loader_add_buffer(l, "big.json", big, n, SFS_TRUST_USER, "t", &err) == -EFBIG &&
+		   err && strstr(err, "larger than 1 MiB"),
+	   "a file over 1 MiB is refused");
+	free(err);
+	sfs_loader_free(l);
+	free(big);
+
+	err = load_error("\xef\xbb\xbf{\"write\": [\"a\"]}", SFS_TRUST_USER, false, NULL);
+	ok(err == NULL, "a UTF-8 byte order mark is accepted");
+	free(err);
+
+	err = load_error("{\"protect\": [{\"path\": \"x\", \"why\": \"w\", \"tier\": 1}],\n"
+			 " \"release\": [\"x\"]}",
+			 SFS_TRUST_USER, false, NULL);
+	ok(err == NULL, "a user file may release its own tier-1 entry");
+	free(err);
+
+	err = load_error("{\n\"release\": [\n\".vscode/\"]}", SFS_TRUST_USER, true, NULL);
+	ok(err && strstr(err, "x.json:3: cannot release '.vscode/': it is always protected") &&
+		   strstr(err, "base.json:"),
+	   "releasing a tier-0 name names both files and lines");
+	if (err)
+		printf("#   %s\n", err);
+	free(err);
+
+	l = sfs_loader_new(SANDY_SOURCE_RULES_DIR, NULL);
+	err = NULL;
+	ok(sfs_loader_add_type(l, "nosuchtype", "t", &err) < 0 && err &&
+		   !strncmp(err, "unknown project type 'nosuchtype'", 33),
+	   "an unknown --type is named");
+	free(err);
+	err = NULL;
+	ok(sfs_loader_add_type(l, "Bad/Name", "t", &err) < 0 && err &&
+		   strstr(err, "bad project type"),
+	   "a --type that is no name is refused");
+	free(err);
+	err = NULL;
+	ok(sfs_loader_add_file(l, "/nonexistent/r.json", SFS_TRUST_USER, "t", &err) == -ENOENT &&
+		   err &&
+		   !strcmp(err,
+			   "cannot open rule file '/nonexistent/r.json': No such file or directory"),
+	   "a missing --rules file: git-style message");
+	free(err);
+	sfs_loader_free(l);
+}
+
+static void test_extends(void)
+{
+	char *shipped = path_of("shipped"), *err;
+	struct sfs_loader *l;
+	struct sfs_policy *p = NULL;
+
+	make_dir("shipped");
+	write_file("shipped/a.json", "{\"extends\": [\"b\"], \"write\": [\"a/**\"]}");
+	write_file("shipped/b.json", "{\n\n\"extends\": [\"c\", \"a\"]}");
+	write_file("shipped/c.json", "{\"write\": [\"c/**\"]}");
+	write_file("shipped/self.json", "{\"extends\": [\n\"self\"]}");
+	write_file("shipped/d.json", "{\"extends\": [\"c\"], \"write\": [\"d/**\"]}");
+	write_file("shipped/e.json", "{\"extends\": [\"d\", \"c\"]}");
+	write_file("shipped/broken.json", "{\"write\": [\n\"[\"]}");
+	write_file("shipped/f.json", "{\"extends\": [\"broken\"]}");
+
+	l = sfs_loader_new(shipped, NULL);
+	err = NULL;
+	ok(sfs_loader_add_type(l, "a", "t", &err) == -ELOOP && err &&
+		   strstr(err, "b.json:3: 'extends' cycle: 'a' -> 'b' -> 'a'"),
+	   "an extends cycle is named with its file and line");
+	if (err)
+		printf("#   %s\n", err);
+	free(err);
+	sfs_loader_free(l);
+
+	l = sfs_loader_new(shipped, NULL);
+	err = NULL;
+	ok(sfs_loader_add_type(l, "self", "t", &err) == -ELOOP && err &&
+		   strstr(err, "self.json:2: 'extends' cycle: 'self' -> 'self'"),
+	   "a file extending itself is a cycle");
+	free(err);
+	sfs_loader_free(l);
+
+	l = sfs_loader_new(shipped, NULL);
+	err = NULL;
+	ok(sfs_loader_add_type(l, "f", "t", &err) < 0 && err &&
+		   strstr(err, "broken.json:2: bad glob '['"),
+	   "an error in an extended file names that file");
+	free(err);
+	sfs_loader_free(l);
+
+	l = sfs_loader_new(shipped, NULL);
+	err = NULL;
+	if (ok(sfs_loader_add_type(l, "e", "t", &err) == 0 &&
+		       sfs_loader_finish(l, &p, &err) == 0,
+	       "a diamond (e -> d -> c, e -> c) loads")) {
+		ok(sfs_policy_source_count(p) == 3, "each file is loaded once (%zu sources)",
+		   sfs_policy_source_count(p));
+		struct sfs_decision d;
+
+		sfs_policy_decide(p, "c/x", SFS_OP_CREATE, &d);
+		ok(d.allowed && strstr(d.rule_file, "c.json"), "rules of an extended file apply");
+	}
+	free(err);
+	sfs_policy_free(p);
+	sfs_loader_free(l);
+	free(shipped);
+}
+
+static void test_shipped(void)
+{
+	static const char *const types[] = {"base", "node", "python", "rust",
+					    "go",   "c",    "java",   "ruby"};
+
+	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
+		struct sfs_loader *l = sfs_loader_new(SANDY_SOURCE_RULES_DIR, SANDY_SOURCE_OVERLAYS_DIR);
+		struct sfs_policy *p = NULL;
+		char *err = NULL;
+		int protect = 0, nowhy = 0, noline = 0;
+
+		if (!ok(sfs_loader_add_type(l, types[i], "t", &err) == 0 &&
+				sfs_loader_finish(l, &p, &err) == 0,
+			"shipped rules/%s.json loads", types[i]))
+			printf("#   %s\n", err ? err : "?");
+		for (size_t k = 0; p && k < sfs_policy_rule_count(p); k++) {
+			const struct sfs_rule *r = sfs_policy_rule(p, k);
+
+			if (r->cls == SFS_CLASS_PROTECTED) {
+				protect++;
+				if (strlen(r->why) < 10)
+					nowhy++;
+			}
+			if (r->line <= 0)
+				noline++;
+		}
+		ok(p && protect > 0 && nowhy == 0 && noline == 0,
+		   "rules/%s.json: %d protect entries, each with a why and a line", types[i],
+		   protect);
+		free(err);
+		sfs_policy_free(p);
+		sfs_loader_free(l);
+	}
+}
+
+static void test_lines(void)
+{
+	const char *text = "{\n"
+			   "  \"write\": [\"a/**\",\n"
+			   "             \"b/**\"],\n"
+			   "  \"protect\": [\n"
+			   "    {\"why\": \"w\",\n"
+			   "     \"path\": \"p\"},\n"
+			   "    {\"path\": \"q\", \"why\": \"w\", \"tier\": 2}\n"
+			   "  ],\n"
+			   "  \"hide\": [\"h\", {\"path\": \"i\"}]\n"
+			   "}\n";
+	static const struct {
+		const char *pattern, *key;
+		int line, index;
+	} want[] = {{"a/**", "write", 2, 0}, {"b/**", "write", 3, 1}, {"p", "protect", 6, 0},
+		    {"q", "protect", 7, 1},  {"h", "hide", 9, 0},     {"i", "hide", 9, 1}};
+	struct sfs_loader *l = sfs_loader_new(NULL, NULL);
+	struct sfs_policy *p = NULL;
+	char *err = NULL;
+
+	if (!ok(sfs_loader_add_buffer(l, "lines.json", text, strlen(text), SFS_TRUST_USER, "t",
+				      &err) == 0 &&
+			sfs_loader_finish(l, &p, &err) == 0,
+		"a multi-line rule file loads"))
+		printf("#   %s\n", err ? err : "?");
+	for (size_t i = 0; p && i < sizeof(want) / sizeof(want[0]); i++) {
+		const struct sfs_rule *r = NULL;
+
+		for (size_t k = 0; k < sfs_policy_rule_count(p); k++)
+			if (!strcmp(sfs_policy_rule(p, k)->pattern, want[i].pattern))
+				r = sfs_policy_rule(p, k);
+		ok(r && r->line == want[i].line && r->index == want[i].index &&
+			   !strcmp(r->key, want[i].key) && !strcmp(r->file, "lines.json"),
+		   "%s '%s' is entry %d at line %d", want[i].key, want[i].pattern, want[i].index,
+		   want[i].line);
+	}
+	free(err);
+	sfs_policy_free(p);
+	sfs_loader_free(l);
+}
+
+static const struct sfs_rule_source *find_source(const struct sfs_policy *p, const char *part)
+{
+	for (size_t i = 0; i < sfs_policy_source_count(p); i++)
+		if (strstr(sfs_policy_source(p, i)->path, part))
+			return sfs_policy_source(p, i);
+	return NULL;
+}
+
+static void test_detect(void)
+{
+	char *src = path_of("proj");
+	struct sfs_loader *l;
+	struct sfs_policy *p = NULL;
+	const struct sfs_rule_source *s;
+	char *err = NULL;
+	int fd;
+
+	make_dir("proj");
+	write_file("proj/package.json", "{}");
+	write_file("proj/go.mod", "module x\n");
+	write_file("proj/x.gemspec", "");
+	fd = open(src, O_RDONLY | O_DIRECTORY);
+	l = sfs_loader_new(SANDY_SOURCE_RULES_DIR, SANDY_SOURCE_OVERLAYS_DIR);
+	ok(sfs_loader_add_type(l, "base", "always", &err) == 0 &&
+		   sfs_loader_detect(l, fd, &err) == 0 && sfs_loader_finish(l, &p, &err) == 0,
+	   "detection runs");
+	s = p ? find_source(p, "/node.json") : NULL;
+	ok(s && !strcmp(s->origin, "detected: package.json"), "package.json selects node");
+	s = p ? find_source(p, "/go.json") : NULL;
+	ok(s && !strcmp(s->origin, "detected: go.mod"), "go.mod selects go");
+	s = p ? find_source(p, "/ruby.json") : NULL;
+	ok(s && !strcmp(s->origin, "detected: *.gemspec"), "a glob marker (*.gemspec) selects ruby");
+	ok(p && !find_source(p, "/python.json") && !find_source(p, "/rust.json"),
+	   "types without a marker are not included");
+	close(fd);
+	free(err);
+	free(src);
+	sfs_policy_free(p);
+	sfs_loader_free(l);
+}
+
+static int load_with(const struct sfs_rule_opts *o, const char *src, struct sfs_policy **p,
+		     char **err)
+{
+	*p = NULL;
+	*err = NULL;
+	return sfs_policy_load(o, src, p, err);
+}
+
+static enum sfs_class class_of(const struct sfs_policy *p, const char *path,
+			       struct sfs_decision *d)
+{
+	return sfs_policy_classify(p, path, d);
+}
+
+static void test_load(void)
+{
+	char *src = path_of("full"), *cfg = path_of("config"), *cmd = path_of("cmd.json"), *err;
+	struct sfs_rule_opts o = {0};
+	struct sfs_policy *p;
+	struct sfs_decision d;
+	const struct sfs_rule *released = NULL;
+
+	make_dir("full");
+	make_dir("full/.sandy");
+	make_dir("config");
+	make_dir("config/rules.d");
+	write_file("full/Makefile", "all:\n");
+	write_file("full/.sandy/rules.json",
+		   "{\"write\": [\"proj/**\"],\n"
+		   " \"protect\": [{\"path\": \"secret.txt\", \"why\": \"project says so\"}]}");
+	write_file("config/rules.d/u.json", "{\"release\": [\"Makefile\"], \"write\": [\"extra/**\"]}");
+	write_file("config/rules.d/ignored.txt", "not json");
+	setenv("SANDY_RULES_DIR", SANDY_SOURCE_RULES_DIR, 1);
+	setenv("SANDY_OVERLAYS_DIR", SANDY_SOURCE_OVERLAYS_DIR, 1);
+	setenv("SANDY_CONFIG_DIR", cfg, 1);
+
+	if (ok(load_with(&o, src, &p, &err) == 0, "SOURCE with detection, user and project rules")) {
+		ok(find_source(p, "/c.json") && find_source(p, "u.json") &&
+			   find_source(p, ".sandy/rules.json"),
+		   "c detected, user rules.d and project file read");
+		ok(class_of(p, "Makefile", &d) == SFS_CLASS_READONLY && !d.rule,
+		   "a user release of Makefile makes it plain readonly");
+		for (size_t i = 0; i < sfs_policy_rule_count(p); i++)
+			if (sfs_policy_rule(p, i)->released_by)
+				released = sfs_policy_rule(p, i);
+		ok(released && !strcmp(released->pattern, "Makefile") &&
+			   strstr(released->released_by, "u.json:1"),
+		   "the released rule is listed with where it was released");
+		ok(class_of(p, "sub/GNUmakefile", &d) == SFS_CLASS_PROTECTED,
+		   "other c protections stay");
+		ok(class_of(p, "extra/a", &d) == SFS_CLASS_WRITABLE, "user write globs apply");
+		ok(class_of(p, "proj/a/b", &d) == SFS_CLASS_WRITABLE, "project write globs apply");
+		ok(class_of(p, "secret.txt", &d) == SFS_CLASS_PROTECTED &&
+			   !strcmp(d.why, "project says so"),
+		   "project protections apply with their why");
+		ok(class_of(p, ".sandy/rules.json", &d) == SFS_CLASS_PROTECTED,
+		   "the project rule file itself is protected");
+		sfs_policy_free(p);
+	}
+	free(err);
+
+	sfs_rule_opts_parse(&o, 't', "python");
+	if (ok(load_with(&o, src, &p, &err) == 0, "--type python")) {
+		ok(!find_source(p, "/c.json") && find_source(p, "/python.json"),
+		   "--type turns detection off");
+		ok(class_of(p, "setup.py", &d) == SFS_CLASS_PROTECTED, "python rules apply");
+		sfs_policy_free(p);
+	}
+	free(err);
+	sfs_rule_opts_free(&o);
+
+	sfs_rule_opts_parse(&o, SFS_OPT_NO_DETECT, NULL);
+	if (ok(load_with(&o, src, &p, &err) == 0, "--no-detect")) {
+		ok(!find_source(p, "/c.json") && find_source(p, "/base.json"), "only base");
+		sfs_policy_free(p);
+	}
+	free(err);
+
+	write_file("cmd.json", "{\n\"release\": [\".envrc\"]}");
+	sfs_rule_opts_parse(&o, 'r', cmd);
+	ok(load_with(&o, src, &p, &err) < 0 && err && strstr(err, "cmd.json:2: cannot release"),
+	   "--rules releasing a tier-0 name is an error");
+	free(err);
+	sfs_rule_opts_free(&o);
+
+	write_file("config/rules.d/v.json", "{\"wirte\": []}");
+	ok(load_with(&o, src, &p, &err) < 0 && err && strstr(err, "v.json:1: unknown key 'wirte'"),
+	   "a broken user file is an error");
+	free(err);
+	{
+		char *v = path_of("config/rules.d/v.json");
+
+		unlink(v);
+		free(v);
+	}
+
+	write_file("full/.sandy/rules.json", "{\"release\": [\"Makefile\"]}");
+	ok(load_with(&o, src, &p, &err) < 0 && err &&
+		   strstr(err, ".sandy/rules.json:1: 'release' is only allowed"),
+	   "a project file may not release");
+	free(err);
+
+	{
+		char *rj = path_of("full/.sandy/rules.json"), *cj = path_of("config/rules.d/u.json");
+
+		unlink(rj);
+		if (symlink(cj, rj) == 0)
+			ok(load_with(&o, src, &p, &err) < 0 && err && strstr(err, "is a symlink"),
+			   "a symlinked project rule file is refused");
+		else
+			ok(false, "symlink for the project rule file");
+		free(err);
+		unlink(rj);
+		free(rj);
+		free(cj);
+	}
+
+	ok(load_with(&o, "/nonexistent/src", &p, &err) < 0 && err &&
+		   !strcmp(err, "cannot open source directory '/nonexistent/src': No such file or "
+				"directory"),
+	   "a missing SOURCE: git-style message");
+	free(err);
+
+	sfs_rule_opts_parse(&o, 't', "nosuch");
+	ok(load_with(&o, src, &p, &err) < 0 && err && strstr(err, "unknown project type 'nosuch'"),
+	   "an unknown --type is an error");
+	free(err);
+	sfs_rule_opts_free(&o);
+	unsetenv("SANDY_CONFIG_DIR");
+	free(src);
+	free(cfg);
+	free(cmd);
+}
+
+static void test_opts(void)
+{
+	struct sfs_rule_opts o = {0};
+
+	ok(sfs_rule_opts_parse(&o, 't', "node") == 1 && sfs_rule_opts_parse(&o, 't', "go") == 1 &&
+		   sfs_rule_opts_parse(&o, 'r', "x.json") == 1 &&
+		   sfs_rule_opts_parse(&o, SFS_OPT_NO_DETECT, NULL) == 1 &&
+		   sfs_rule_opts_parse(&o, 'f', NULL) == 0,
+	   "rule options are consumed, others are not");
+	ok(o.ntypes == 2 && !strcmp(o.types[1], "go") && o.nfiles == 1 && o.no_detect,
+	   "rule options are recorded in order");
+	sfs_rule_opts_free(&o);
+	ok(o.ntypes == 0 && !o.types, "rule options free");
+}
+
+int main(void)
+{
+	dir = scratch_dir();
+	test_errors();
+	test_more_errors();
+	test_extends();
+	test_shipped();
+	test_lines();
+	test_detect();
+	test_load();
+	test_opts();
+	return tap_done();
+}
