@@ -86,7 +86,49 @@ static int open_beneath_walk(int dirfd, const char *relpath, int flags, mode_t m
 	}
 }
 
+static int open_beneath_one(int dirfd, const char *relpath, int flags, mode_t mode);
+
+/* A tree may nest deeper than one system call's PATH_MAX: a longer path is
+ * opened in pieces, each beneath the one before. */
 int sfs_open_beneath(int dirfd, const char *relpath, int flags, mode_t mode)
+{
+	size_t len = strlen(relpath);
+
+	if (len < PATH_MAX)
+		return open_beneath_one(dirfd, relpath, flags, mode);
+	char *copy = strdup(relpath);
+	if (!copy)
+		return -ENOMEM;
+	int cur = dirfd, fd;
+	char *p = copy;
+	for (;;) {
+		if (strlen(p) < PATH_MAX) {
+			fd = open_beneath_one(cur, p, flags, mode);
+			break;
+		}
+		char *cut = p + PATH_MAX - 1;
+		while (cut > p && *cut != '/')
+			cut--;
+		if (cut == p) {
+			fd = -ENAMETOOLONG;
+			break;
+		}
+		*cut = '\0';
+		fd = open_beneath_one(cur, p, sfs_anchor_flags(), 0);
+		if (fd < 0)
+			break;
+		if (cur != dirfd)
+			close(cur);
+		cur = fd;
+		p = cut + 1;
+	}
+	if (cur != dirfd)
+		close(cur);
+	free(copy);
+	return fd;
+}
+
+static int open_beneath_one(int dirfd, const char *relpath, int flags, mode_t mode)
 {
 #ifndef SANDYFS_PORTABLE_FALLBACK
 	static atomic_int no_openat2;

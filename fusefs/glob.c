@@ -542,7 +542,7 @@ static unsigned char short_char(unsigned char c)
  */
 static bool emit_short_alias(struct sb *b, const struct tok *t, size_t n)
 {
-	size_t i = 0, base_end, dot = n, k;
+	size_t i = 0, base_end, dot = n, k, elen;
 	bool base_complete = true, ext_known = false;
 	char prefix[8];
 	size_t plen = 0;
@@ -564,10 +564,11 @@ static bool emit_short_alias(struct sb *b, const struct tok *t, size_t n)
 	if (dot < n && dot > i) {
 		ext_known = true;
 		base_end = dot;
-		for (k = dot + 1; k < n && ext.len < 3; k++) {
-			if (t[k].c >= 0x80 && t[k].c < 0xc0)
+		for (k = dot + 1, elen = 0; k < n && elen < 3; k++) {
+			if ((t[k].c >= 0x80 && t[k].c < 0xc0) || t[k].c == ' ')
 				continue;
 			sb_lit(&ext, short_char(t[k].c));
+			elen++;
 		}
 	} else {
 		base_end = n;
@@ -615,6 +616,7 @@ static bool emit_short_alias(struct sb *b, const struct tok *t, size_t n)
 		sb_add(b, "(?:\\x2e[^/.~]{1,3})?");
 	}
 	sb_add(b, ")");
+	b->oom |= ext.oom;
 	sb_free(&ext);
 	return true;
 }

@@ -38,6 +38,15 @@ struct sfs_node {
 
 	struct sfs_node *all_prev, *all_next; /* every live node, for teardown */
 
+	/* Other names of a file with hard links, most recent first: the
+	 * primary name above is the one used, these keep it reachable when
+	 * that one goes, and the policy judges them all. */
+	struct alias {
+		struct sfs_node *parent; /* holds a reference */
+		char *name;
+	} * aliases;
+	unsigned naliases;
+
 	int wd;		/* inotify watch descriptor, 0 when not watched */
 	int overlay_fd; /* served instead of SOURCE's file, or -1 (not owned) */
 	int orphan_fd;	/* the file after its last name went, or -1 (owned) */
@@ -188,10 +197,59 @@ static struct sfs_node *wd_find(struct sfs_table *t, int wd)
 	return n;
 }
 
+static void node_unref(struct sfs_table *t, struct sfs_node *n);
+
+#define MAX_ALIASES 8
+
+static int alias_find(const struct sfs_node *n, const struct sfs_node *parent, const char *name)
+{
+	for (unsigned i = 0; i < n->naliases; i++)
+		if (n->aliases[i].parent == parent && strcmp(n->aliases[i].name, name) == 0)
+			return (int)i;
+	return -1;
+}
+
+static void alias_remove(struct sfs_table *t, struct sfs_node *n, unsigned i)
+{
+	struct sfs_node *parent = n->aliases[i].parent;
+
+	free(n->aliases[i].name);
+	memmove(&n->aliases[i], &n->aliases[i + 1], (n->naliases - i - 1) * sizeof(*n->aliases));
+	n->naliases--;
+	node_unref(t, parent);
+}
+
+static void aliases_clear(struct sfs_table *t, struct sfs_node *n)
+{
+	while (n->naliases)
+		alias_remove(t, n, n->naliases - 1);
+	free(n->aliases);
+	n->aliases = NULL;
+}
+
+/* Keeps N's primary name as an alias (taking over its reference); the
+ * oldest alias goes when there are too many. */
+static void alias_push_primary(struct sfs_table *t, struct sfs_node *n)
+{
+	if (!n->aliases) {
+		n->aliases = calloc(MAX_ALIASES, sizeof(*n->aliases));
+		if (!n->aliases)
+			return;
+	}
+	if (n->naliases == MAX_ALIASES)
+		alias_remove(t, n, MAX_ALIASES - 1);
+	memmove(&n->aliases[1], &n->aliases[0], n->naliases * sizeof(*n->aliases));
+	n->aliases[0] = (struct alias){n->parent, n->name};
+	n->naliases++;
+	n->parent = NULL;
+	n->name = NULL;
+}
+
 static void node_unref(struct sfs_table *t, struct sfs_node *n)
 {
 	while (n && n != &t->root && --n->refs == 0) {
 		struct sfs_node *parent = n->parent;
+		aliases_clear(t, n);
 		if (n->wd) {
 #ifdef __linux__
 			inotify_rm_watch(t->inotify_fd, n->wd);
@@ -218,6 +276,7 @@ static void node_detach(struct sfs_table *t, struct sfs_node *n, bool removed)
 	struct sfs_node *parent = n->parent;
 
 	n->removed = removed;
+	aliases_clear(t, n);
 
 	free(n->name);
 	n->name = NULL;
@@ -349,6 +408,38 @@ bool sfs_node_matches(struct sfs_table *t, struct sfs_node *n, const struct sfs_
 	return same_inode(n, st);
 }
 
+/* N was looked up as PARENT/NAME: that becomes its primary name. A file
+ * with several links keeps its other known names as aliases; otherwise the
+ * old name is stale (moved on the host) and goes. */
+static void node_add_name(struct sfs_table *t, struct sfs_node *n, struct sfs_node *parent,
+			  const char *name, nlink_t nlink)
+{
+	int i = alias_find(n, parent, name);
+
+	if (i >= 0) {
+		struct alias a = n->aliases[i];
+		n->aliases[i] = (struct alias){n->parent, n->name};
+		n->parent = a.parent;
+		n->name = a.name;
+		if (!n->name) /* the primary was gone: drop the empty slot */
+			alias_remove(t, n, (unsigned)i);
+		return;
+	}
+	if (n->type == S_IFDIR || nlink <= 1 || !n->name) {
+		aliases_clear(t, n);
+		node_set_location(t, n, parent, name);
+		return;
+	}
+	char *copy = strdup(name);
+	if (!copy)
+		return;
+	alias_push_primary(t, n);
+	parent->refs++;
+	n->parent = parent;
+	n->name = copy;
+	n->removed = false;
+}
+
 struct sfs_node *sfs_table_intern(struct sfs_table *t, struct sfs_node *parent, const char *name,
 				  const struct sfs_stat *st)
 {
@@ -364,7 +455,7 @@ struct sfs_node *sfs_table_intern(struct sfs_table *t, struct sfs_node *parent, 
 		if (n->nlookup++ == 0)
 			n->refs++;
 		if (n->parent != parent || !n->name || strcmp(n->name, name) != 0)
-			node_set_location(t, n, parent, name);
+			node_add_name(t, n, parent, name, st->st.st_nlink);
 	} else {
 		n = calloc(1, sizeof(*n));
 		if (n)
@@ -416,13 +507,65 @@ static bool is_at(const struct sfs_node *n, const struct sfs_node *parent, const
 	return n->parent == parent && n->name && strcmp(n->name, name) == 0;
 }
 
+/* PARENT/NAME went: N falls back on another of its names, or has none. */
+static void name_gone(struct sfs_table *t, struct sfs_node *n, struct sfs_node *parent,
+		      const char *name)
+{
+	int i;
+
+	if (is_at(n, parent, name)) {
+		if (n->naliases == 0) {
+			node_detach(t, n, true);
+			return;
+		}
+		struct sfs_node *old_parent = n->parent;
+		free(n->name);
+		n->parent = n->aliases[0].parent;
+		n->name = n->aliases[0].name;
+		memmove(&n->aliases[0], &n->aliases[1], (n->naliases - 1) * sizeof(*n->aliases));
+		n->naliases--;
+		node_unref(t, old_parent);
+	} else if ((i = alias_find(n, parent, name)) >= 0) {
+		alias_remove(t, n, (unsigned)i);
+	}
+}
+
+/* The name OLDPARENT/OLDNAME of N is now NEWPARENT/NEWNAME. */
+static void name_moved(struct sfs_table *t, struct sfs_node *n, struct sfs_node *oldparent,
+		       const char *oldname, struct sfs_node *newparent, const char *newname)
+{
+	int i = alias_find(n, oldparent, oldname);
+
+	if (i < 0) {
+		node_set_location(t, n, newparent, newname);
+		return;
+	}
+	char *copy = strdup(newname);
+	if (!copy) {
+		alias_remove(t, n, (unsigned)i);
+		return;
+	}
+	struct alias *a = &n->aliases[i];
+	struct sfs_node *old = a->parent;
+	newparent->refs++;
+	free(a->name);
+	a->name = copy;
+	a->parent = newparent;
+	node_unref(t, old);
+}
+
+static bool has_name(const struct sfs_node *n, const struct sfs_node *parent, const char *name)
+{
+	return is_at(n, parent, name) || alias_find(n, parent, name) >= 0;
+}
+
 void sfs_table_note_unlink(struct sfs_table *t, struct sfs_node *parent, const char *name,
 			   const struct sfs_stat *st)
 {
 	pthread_mutex_lock(&t->lock);
 	struct sfs_node *n = st ? hash_find(t, st) : NULL;
-	if (n && is_at(n, parent, name))
-		node_detach(t, n, true);
+	if (n)
+		name_gone(t, n, parent, name);
 	pthread_mutex_unlock(&t->lock);
 }
 
@@ -433,9 +576,9 @@ void sfs_table_note_rename(struct sfs_table *t, struct sfs_node *oldparent, cons
 	pthread_mutex_lock(&t->lock);
 	struct sfs_node *moved = old_st ? hash_find(t, old_st) : NULL;
 	struct sfs_node *target = new_st ? hash_find(t, new_st) : NULL;
-	if (moved && !is_at(moved, oldparent, oldname))
+	if (moved && !has_name(moved, oldparent, oldname))
 		moved = NULL;
-	if (target && !is_at(target, newparent, newname))
+	if (target && !has_name(target, newparent, newname))
 		target = NULL;
 	if (moved == target)
 		target = NULL; /* rename of a name onto a hard link of itself */
@@ -445,11 +588,11 @@ void sfs_table_note_rename(struct sfs_table *t, struct sfs_node *oldparent, cons
 	if (target)
 		target->refs++;
 	if (target && !exchange)
-		node_detach(t, target, true);
+		name_gone(t, target, newparent, newname);
 	if (moved)
-		node_set_location(t, moved, newparent, newname);
+		name_moved(t, moved, oldparent, oldname, newparent, newname);
 	if (target && exchange)
-		node_set_location(t, target, oldparent, oldname);
+		name_moved(t, target, newparent, newname, oldparent, oldname);
 	node_unref(t, moved);
 	node_unref(t, target);
 	pthread_mutex_unlock(&t->lock);
@@ -507,41 +650,31 @@ static int path_below_alloc(const struct sfs_node *base, const struct sfs_node *
 	return path_below(base, n, *out, len);
 }
 
-/* Opens the directory PATH beneath BASEFD in pieces short enough for one
- * system call each: a tree may nest deeper than PATH_MAX. */
-static int open_dir_chunked(int basefd, char *path)
-{
-	int cur = basefd;
-	char *p = path;
-
-	for (;;) {
-		size_t len = strlen(p);
-		char *cut = NULL;
-		if (len >= PATH_MAX - 1) {
-			cut = p + PATH_MAX - 2;
-			while (cut > p && *cut != '/')
-				cut--;
-			if (cut == p) {
-				if (cur != basefd)
-					close(cur);
-				return -ENAMETOOLONG;
-			}
-			*cut = '\0';
-		}
-		int fd = sfs_open_beneath(cur, p, sfs_anchor_flags(), 0);
-		if (cur != basefd)
-			close(cur);
-		if (fd < 0 || !cut)
-			return fd;
-		cur = fd;
-		p = cut + 1;
-	}
-}
-
 int sfs_node_relpath(struct sfs_table *t, struct sfs_node *n, char *buf, size_t size)
 {
 	pthread_mutex_lock(&t->lock);
 	int r = path_below(&t->root, n, buf, size);
+	pthread_mutex_unlock(&t->lock);
+	return r;
+}
+
+int sfs_node_alias_relpath(struct sfs_table *t, struct sfs_node *n, unsigned i, char *buf,
+			   size_t size)
+{
+	pthread_mutex_lock(&t->lock);
+	int r = -ENOENT;
+	if (i < n->naliases) {
+		size_t nl = strlen(n->aliases[i].name);
+		r = path_below(&t->root, n->aliases[i].parent, buf, size);
+		size_t len = r == 0 ? strlen(buf) : 0;
+		if (r == 0 && len + nl + 2 > size)
+			r = -ENAMETOOLONG;
+		if (r == 0) {
+			if (len)
+				buf[len++] = '/';
+			memcpy(buf + len, n->aliases[i].name, nl + 1);
+		}
+	}
 	pthread_mutex_unlock(&t->lock);
 	return r;
 }
@@ -625,7 +758,7 @@ int sfs_anchor_get(struct sfs_table *t, struct sfs_node *dir, struct sfs_anchor 
 	t->anchor_opens++;
 	pthread_mutex_unlock(&t->lock);
 
-	int fd = open_dir_chunked(base.fd, path);
+	int fd = sfs_open_beneath(base.fd, path, sfs_anchor_flags(), 0);
 	sfs_anchor_put(&base);
 	if (fd >= 0 && ((r = sfs_stat_fd(fd, &got)) < 0 || !same_inode(dir, &got))) {
 		close(fd);

@@ -99,6 +99,11 @@ static inline void sfs_location_put(struct sfs_location *l)
  * and for messages. -ESTALE when N has no known name, -ENAMETOOLONG. */
 int sfs_node_relpath(struct sfs_table *t, struct sfs_node *n, char *buf, size_t size);
 
+/* The path of N's I-th other name (a hard link the kernel also knows):
+ * -ENOENT past the last one. */
+int sfs_node_alias_relpath(struct sfs_table *t, struct sfs_node *n, unsigned i, char *buf,
+			   size_t size);
+
 /* Whether ST describes the inode N stands for. */
 bool sfs_node_matches(struct sfs_table *t, struct sfs_node *n, const struct sfs_stat *st);
 

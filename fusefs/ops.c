@@ -23,6 +23,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,6 +47,17 @@ struct sfs_fs {
 	bool no_open, no_opendir;
 	/* The kernel leaves the umask to us (POSIX ACLs, dont_mask). */
 	bool posix_acl;
+	/* Files just created, kept open a little while: with no_open the
+	 * kernel gets no handle from create (it would never release one),
+	 * yet the creator may go on writing a file whose mode lets nobody
+	 * open it for writing again (cp of a 0444 file, install -m 0). */
+	pthread_mutex_t created_lock;
+	struct created_fd {
+		const struct sfs_node *node;
+		uint64_t generation;
+		int fd, accmode;
+	} created[64];
+	unsigned created_next;
 };
 
 struct sfs_dir_handle {
@@ -84,7 +96,10 @@ int sfs_fs_new(int rootfd, const struct sfs_fs_config *cfg, struct sfs_policy *p
 	fs->timeout = cfg->cache_timeout;
 	fs->watched_timeout = cfg->watched_timeout;
 	fs->no_open = cfg->no_open;
-	fs->no_opendir = cfg->no_open;
+	fs->no_opendir = true;
+	pthread_mutex_init(&fs->created_lock, NULL);
+	for (size_t i = 0; i < SFS_ARRAY_SIZE(fs->created); i++)
+		fs->created[i].fd = -1;
 	if (cfg->watch_host && sfs_watch_new(fs->table, rootfd, &fs->watch) == 0)
 		sfs_watch_dir(fs->watch, sfs_table_root(fs->table), rootfd, NULL);
 	sfs_creds_init();
@@ -108,6 +123,10 @@ void sfs_fs_free(struct sfs_fs *fs)
 	if (!fs)
 		return;
 	sfs_fs_stop(fs);
+	for (size_t i = 0; i < SFS_ARRAY_SIZE(fs->created); i++)
+		if (fs->created[i].fd >= 0)
+			close(fs->created[i].fd);
+	pthread_mutex_destroy(&fs->created_lock);
 	sfs_guard_free(fs->guard);
 	sfs_table_free(fs->table);
 	free(fs);
@@ -143,8 +162,7 @@ static bool is_nameless_orphan(struct sfs_fs *fs, struct sfs_node *n)
 	struct sfs_stat st;
 
 	sfs_node_info(fs->table, n, &info);
-	return info.orphan_fd >= 0 && sfs_stat_fd(info.orphan_fd, &st) == 0 &&
-	       st.st.st_nlink == 0;
+	return info.orphan_fd >= 0 && sfs_stat_fd(info.orphan_fd, &st) == 0 && st.st.st_nlink == 0;
 }
 
 /* Asks the guard about OP on node N itself. */
@@ -157,7 +175,16 @@ static int check_node(fuse_req_t req, struct sfs_node *n, enum sfs_op op, const 
 
 	if (r == -ENOENT && is_nameless_orphan(fs, n))
 		return 0;
-	return r < 0 ? r : sfs_guard_check(fs->guard, &c, path, op, opname, NULL);
+	if (r == 0)
+		r = sfs_guard_check(fs->guard, &c, path, op, opname, NULL);
+	/* A change through one name of a file with hard links changes them
+	 * all: every name the kernel knows must allow it. */
+	for (unsigned i = 0; r == 0; i++) {
+		if (sfs_node_alias_relpath(fs->table, n, i, path, sizeof(path)) < 0)
+			break;
+		r = sfs_guard_check(fs->guard, &c, path, op, opname, NULL);
+	}
+	return r;
 }
 
 /* Looks NAME up in DIRFD (which is PARENT's directory, NAME being at PATH)
@@ -244,6 +271,38 @@ static int handle_of(const struct fuse_file_info *fi)
 	return fi ? (int)fi->fh : 0;
 }
 
+static void keep_created(struct sfs_fs *fs, struct sfs_node *n, int fd, int accmode)
+{
+	struct sfs_node_info info;
+
+	sfs_node_info(fs->table, n, &info);
+	pthread_mutex_lock(&fs->created_lock);
+	struct created_fd *slot = &fs->created[fs->created_next++ % SFS_ARRAY_SIZE(fs->created)];
+	if (slot->fd >= 0)
+		close(slot->fd);
+	*slot = (struct created_fd){n, info.generation, fd, accmode};
+	pthread_mutex_unlock(&fs->created_lock);
+}
+
+/* A duplicate of the fd N was created with, if still kept and opened for
+ * ACCMODE (or both ways); else -1. */
+static int created_dup(struct sfs_fs *fs, struct sfs_node *n, int accmode)
+{
+	struct sfs_node_info info;
+	int fd = -1;
+
+	sfs_node_info(fs->table, n, &info);
+	pthread_mutex_lock(&fs->created_lock);
+	for (size_t i = 0; i < SFS_ARRAY_SIZE(fs->created) && fd < 0; i++) {
+		struct created_fd *c = &fs->created[i];
+		if (c->fd >= 0 && c->node == n && c->generation == info.generation &&
+		    (c->accmode == accmode || c->accmode == O_RDWR))
+			fd = fcntl(c->fd, F_DUPFD_CLOEXEC, 3);
+	}
+	pthread_mutex_unlock(&fs->created_lock);
+	return fd;
+}
+
 /* The fd an I/O request works on: the handle from open or create, the
  * overlay file, the fd kept for a node unlinked while the kernel still
  * knew it, or one opened with FLAGS for this request alone. */
@@ -266,7 +325,9 @@ static int io_fd_get(struct sfs_fs *fs, struct sfs_node *n, const struct fuse_fi
 		io->fd = info.overlay_fd >= 0 ? info.overlay_fd : info.orphan_fd;
 		return 0;
 	}
-	io->fd = open_node(fs, n, flags | O_NONBLOCK);
+	io->fd = created_dup(fs, n, flags & O_ACCMODE);
+	if (io->fd < 0)
+		io->fd = open_node(fs, n, flags | O_NONBLOCK);
 	if (io->fd < 0)
 		return io->fd;
 	io->owned = true;
@@ -285,17 +346,25 @@ static void sfs_init(void *userdata, struct fuse_conn_info *conn)
 {
 	struct sfs_fs *fs = userdata;
 
+	if (conn->capable & FUSE_CAP_EXPIRE_ONLY)
+		conn->want |= FUSE_CAP_EXPIRE_ONLY;
+	sfs_watch_set_expire_only(fs->watch, conn->want & FUSE_CAP_EXPIRE_ONLY);
 	/* The kernel enforces POSIX ACLs along with the mode bits. */
-		if ((conn->capable & FUSE_CAP_POSIX_ACL) && (conn->capable & FUSE_CAP_DONT_MASK))
+	if ((conn->capable & FUSE_CAP_POSIX_ACL) && (conn->capable & FUSE_CAP_DONT_MASK))
 		conn->want |= FUSE_CAP_POSIX_ACL | FUSE_CAP_DONT_MASK;
 	fs->posix_acl = conn->want & FUSE_CAP_POSIX_ACL;
-	if (fs->no_open && (conn->capable & FUSE_CAP_NO_OPEN_SUPPORT) &&
-	    (conn->capable & FUSE_CAP_NO_OPENDIR_SUPPORT)) {
-		conn->want |= FUSE_CAP_NO_OPEN_SUPPORT | FUSE_CAP_NO_OPENDIR_SUPPORT;
+	/* Opening a directory changes nothing: the kernel may do it without
+	 * asking, and keep the listing (FOPEN_CACHE_DIR). */
+	if (fs->no_opendir && (conn->capable & FUSE_CAP_NO_OPENDIR_SUPPORT))
+		conn->want |= FUSE_CAP_NO_OPENDIR_SUPPORT;
+	else
+		fs->no_opendir = false;
+	if (fs->no_open && (conn->capable & FUSE_CAP_NO_OPEN_SUPPORT)) {
+		conn->want |= FUSE_CAP_NO_OPEN_SUPPORT;
 		/* O_TRUNC must then arrive as a truncate the policy sees. */
 		conn->want &= ~FUSE_CAP_ATOMIC_O_TRUNC;
 	} else {
-		fs->no_open = fs->no_opendir = false;
+		fs->no_open = false;
 	}
 	/* Page cache kept across opens, dropped when the mtime changes. */
 	if (conn->capable & FUSE_CAP_AUTO_INVAL_DATA)
@@ -425,8 +494,8 @@ static int apply_setattr(struct sfs_fs *fs, struct sfs_node *n, const struct sta
 	/* An open file whose name is gone (unlinked, renamed on the host)
 	 * is still reachable through its handle or kept fd. */
 	sfs_node_info(fs->table, n, &info);
-	int fd = handle_of(fi) > 0 ? handle_of(fi) : info.orphan_fd;
-	bool by_fd = fd > 0 && info.type == S_IFREG;
+	int fd = handle_of(fi) > 0 && info.type == S_IFREG ? handle_of(fi) : info.orphan_fd;
+	bool by_fd = fd > 0;
 	if (r < 0 && !by_fd)
 		return r;
 	if (valid & FUSE_SET_ATTR_MODE) {
@@ -714,12 +783,16 @@ static int keep_before_removal(struct sfs_fs *fs, int dirfd, const char *name,
 			       const struct sfs_stat *st, struct sfs_node **node)
 {
 	*node = NULL;
-	if (!fs->no_open || !S_ISREG(st->st.st_mode))
+	if (!fs->no_open || (!S_ISREG(st->st.st_mode) && !S_ISDIR(st->st.st_mode)))
 		return -1;
 	*node = sfs_table_find(fs->table, st);
 	if (!*node)
 		return -1;
-	int fd = openat(dirfd, name, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	/* A directory too: a process may sit in it (its cwd) and still stat
+	 * it, as natively. */
+	int fd = S_ISDIR(st->st.st_mode)
+			 ? -1
+			 : openat(dirfd, name, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
 		fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	struct sfs_stat now;
@@ -887,10 +960,20 @@ static void sfs_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode
 		fuse_reply_err(req, -r);
 		return;
 	}
+	/* Once it opens without asking, the kernel never releases what it
+	 * opened, created files included: no handle must be left to leak. */
+	if (fs->no_open) {
+		/* The kernel places appends itself: the kept fd must write
+		 * where it is told, whoever uses it. */
+		fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_APPEND);
+		keep_created(fs, node_of(req, e.ino), fd, fi->flags & O_ACCMODE);
+		fd = 0;
+	}
 	fi->fh = (uint64_t)fd;
 	fi->keep_cache = 1;
 	if (fuse_reply_create(req, &e, fi) != 0) {
-		close(fd);
+		if (fd > 0)
+			close(fd);
 		sfs_table_forget(fs->table, node_of(req, e.ino), 1);
 	}
 }
@@ -1289,6 +1372,25 @@ static void reply_xattr_bytes(fuse_req_t req, size_t size, const char *buf, ssiz
 		fuse_reply_buf(req, buf, (size_t)len);
 }
 
+/* Where a node's xattrs are: at its name, or, for a node whose last name
+ * went through the mount, on the fd kept for it (*ORPHAN_FD). */
+static int xattr_target(struct sfs_fs *fs, struct sfs_node *n, struct sfs_location *loc,
+			int *orphan_fd)
+{
+	struct sfs_node_info info;
+	int r = sfs_locate(fs->table, n, loc);
+
+	*orphan_fd = -1;
+	if (r == -ENOENT) {
+		sfs_node_info(fs->table, n, &info);
+		if (info.orphan_fd >= 0) {
+			*orphan_fd = info.orphan_fd;
+			return 0;
+		}
+	}
+	return r;
+}
+
 static void sfs_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
 {
 	struct sfs_fs *fs = fs_of(req);
@@ -1301,10 +1403,14 @@ static void sfs_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_
 		fuse_reply_err(req, ENODATA);
 		return;
 	}
-	ssize_t r = size && !value ? -ENOMEM : sfs_locate(fs->table, n, &loc);
+	int orphan_fd = -1;
+	ssize_t r = size && !value ? -ENOMEM : xattr_target(fs, n, &loc, &orphan_fd);
 	if (r == 0)
 		r = sfs_creds_enter(req, &creds);
-	if (r == 0)
+	if (r == 0 && orphan_fd >= 0) {
+		r = fgetxattr(orphan_fd, name, value, size);
+		r = r < 0 ? -errno : r;
+	} else if (r == 0)
 		r = sfs_getxattr_at(loc.dir.fd, loc.name, name, value, size);
 	reply_xattr_bytes(req, size, value, r);
 }
@@ -1327,6 +1433,14 @@ static ssize_t drop_trusted(char *list, ssize_t len)
 	return out - list;
 }
 
+static ssize_t list_xattrs(const struct sfs_location *loc, int orphan_fd, char *buf, size_t size)
+{
+	if (orphan_fd < 0)
+		return sfs_listxattr_at(loc->dir.fd, loc->name, buf, size);
+	ssize_t r = flistxattr(orphan_fd, buf, size);
+	return r < 0 ? -errno : r;
+}
+
 static void sfs_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 {
 	struct sfs_fs *fs = fs_of(req);
@@ -1340,13 +1454,14 @@ static void sfs_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 		reply_xattr_bytes(req, size, NULL, 0);
 		return;
 	}
-	r = sfs_locate(fs->table, n, &loc);
+	int orphan_fd = -1;
+	r = xattr_target(fs, n, &loc, &orphan_fd);
 	if (r == 0)
 		r = sfs_creds_enter(req, &creds);
 	/* The whole list, whatever SIZE asks, so that the filtered length is
 	 * what a size query reports. Retried if it grows meanwhile. */
 	for (int tries = 0; r == 0 && tries < 4; tries++) {
-		r = sfs_listxattr_at(loc.dir.fd, loc.name, NULL, 0);
+		r = list_xattrs(&loc, orphan_fd, NULL, 0);
 		if (r <= 0)
 			break;
 		free(list);
@@ -1355,7 +1470,7 @@ static void sfs_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 			r = -ENOMEM;
 			break;
 		}
-		r = sfs_listxattr_at(loc.dir.fd, loc.name, list, (size_t)r);
+		r = list_xattrs(&loc, orphan_fd, list, (size_t)r);
 		if (r != -ERANGE)
 			break;
 	}
@@ -1371,13 +1486,16 @@ static void sfs_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const
 	struct sfs_node *n = node_of(req, ino);
 	cleanup_location struct sfs_location loc = {0};
 	cleanup_creds struct sfs_creds creds = {0};
+	int orphan_fd = -1;
 	int r = check_node(req, n, SFS_OP_XATTR, "setxattr");
 
 	if (r == 0)
-		r = sfs_locate(fs->table, n, &loc);
+		r = xattr_target(fs, n, &loc, &orphan_fd);
 	if (r == 0)
 		r = sfs_creds_enter(req, &creds);
-	if (r == 0)
+	if (r == 0 && orphan_fd >= 0)
+		r = fsetxattr(orphan_fd, name, value, size, flags) < 0 ? -errno : 0;
+	else if (r == 0)
 		r = sfs_setxattr_at(loc.dir.fd, loc.name, name, value, size, flags);
 	fuse_reply_err(req, -r);
 }
@@ -1388,13 +1506,16 @@ static void sfs_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 	struct sfs_node *n = node_of(req, ino);
 	cleanup_location struct sfs_location loc = {0};
 	cleanup_creds struct sfs_creds creds = {0};
+	int orphan_fd = -1;
 	int r = check_node(req, n, SFS_OP_XATTR, "removexattr");
 
 	if (r == 0)
-		r = sfs_locate(fs->table, n, &loc);
+		r = xattr_target(fs, n, &loc, &orphan_fd);
 	if (r == 0)
 		r = sfs_creds_enter(req, &creds);
-	if (r == 0)
+	if (r == 0 && orphan_fd >= 0)
+		r = fremovexattr(orphan_fd, name) < 0 ? -errno : 0;
+	else if (r == 0)
 		r = sfs_removexattr_at(loc.dir.fd, loc.name, name);
 	fuse_reply_err(req, -r);
 }

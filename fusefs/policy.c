@@ -784,10 +784,32 @@ static void deny_with(struct sfs_decision *out, const struct sfs_rule *r)
 	out->err = EROFS;
 }
 
+static void check_symlink_in(const struct sfs_policy *p, const char *linkpath, const char *target,
+			     char *path, size_t cap, struct sfs_decision *out);
+
 void sfs_policy_check_symlink(const struct sfs_policy *p, const char *linkpath, const char *target,
 			      struct sfs_decision *out)
 {
-	char path[4096];
+	/* Room for the link's directory and every step of the target: a
+	 * tree can be deeper than one PATH_MAX. */
+	char stackbuf[4096];
+	size_t cap = strlen(linkpath) + strlen(target) + 2;
+	char *path = cap <= sizeof(stackbuf) ? stackbuf : malloc(cap);
+
+	if (!path) {
+		set_rule(out, SFS_CLASS_HIDDEN, &rule_error);
+		out->allowed = false;
+		out->err = EROFS;
+		return;
+	}
+	check_symlink_in(p, linkpath, target, path, path == stackbuf ? sizeof(stackbuf) : cap, out);
+	if (path != stackbuf)
+		free(path);
+}
+
+static void check_symlink_in(const struct sfs_policy *p, const char *linkpath, const char *target,
+			     char *path, size_t cap, struct sfs_decision *out)
+{
 	const char *s = target;
 	size_t len;
 	int r;
@@ -805,7 +827,7 @@ void sfs_policy_check_symlink(const struct sfs_policy *p, const char *linkpath, 
 		deny_with(out, &rule_sym_backslash);
 		return;
 	}
-	if (link_dir(linkpath, path, sizeof(path), &len) < 0) {
+	if (link_dir(linkpath, path, cap, &len) < 0) {
 		deny_with(out, &rule_error);
 		return;
 	}
@@ -814,7 +836,7 @@ void sfs_policy_check_symlink(const struct sfs_policy *p, const char *linkpath, 
 		size_t n = strcspn(s, "/");
 		struct sfs_decision d;
 
-		r = resolve_step(path, sizeof(path), &len, s, n);
+		r = resolve_step(path, cap, &len, s, n);
 		if (r == -EXDEV) {
 			deny_with(out, &rule_sym_escape);
 			return;

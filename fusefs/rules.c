@@ -871,17 +871,15 @@ static int parse_text(struct sfs_loader *l, struct lfile *f, const char *text, s
 		const char *k = m->string;
 
 		if (!strcmp(k, "name") || !strcmp(k, "description")) {
+			char **dst = !strcmp(k, "name") ? &f->name : &f->description;
+
 			if (!cJSON_IsString(m)) {
 				rc = perr(&c, m, false, "wrong type for '%s': expected a string",
 					  k);
 				break;
 			}
-			free(!strcmp(k, "name") ? f->name : f->description);
-			if (!strcmp(k, "name"))
-				f->name = strdup(m->valuestring);
-			else
-				f->description = strdup(m->valuestring);
-			if (!(!strcmp(k, "name") ? f->name : f->description))
+			*dst = strdup(m->valuestring);
+			if (!*dst)
 				rc = -ENOMEM;
 		} else if (!strcmp(k, "extends")) {
 			rc = parse_strings(&c, m, &f->extends, &f->extends_line, &f->nextends);
@@ -1419,8 +1417,8 @@ static int add_project_file(struct sfs_loader *l, int source_fd, const char *sou
 		return -ENOMEM;
 	dfd = openat(source_fd, ".sandy", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (dfd < 0) {
-		if (errno == ENOENT)
-			return 0;
+		if (errno == ENOENT || errno == ENOTDIR)
+			return 0; /* no project rules */
 		return seterr(errmsg, -errno, "cannot open project rules directory '%s/.sandy': %s",
 			      source_dir, errno == ELOOP ? "is a symlink" : strerror(errno));
 	}

@@ -46,11 +46,12 @@ enum { SFS_OPT_NO_DETECT = 0x5301 };
 
 /* getopt short options and long option entries, to splice into a table. */
 #define SFS_RULE_SHORT_OPTS "t:r:"
+/* clang-format off */
 #define SFS_RULE_LONG_OPTS                                                                         \
-	{"type", required_argument, NULL, 't'}, {"rules", required_argument, NULL, 'r'},           \
-	{                                                                                          \
-		"no-detect", no_argument, NULL, SFS_OPT_NO_DETECT                                  \
-	}
+	{"type", required_argument, NULL, 't'},                                                    \
+	{"rules", required_argument, NULL, 'r'},                                                   \
+	{"no-detect", no_argument, NULL, SFS_OPT_NO_DETECT}
+/* clang-format on */
 
 /*
  * Feeds one getopt result to O: 1 when OPT was a rule option (consumed),

@@ -32,6 +32,7 @@ struct sfs_watch {
 	pthread_t thread;
 	bool started;
 	atomic_uint_fast64_t events, invalidations, overflows;
+	atomic_bool expire_only;
 };
 
 #ifdef HAVE_INOTIFY
@@ -105,6 +106,16 @@ bool sfs_watch_dir(struct sfs_watch *w, struct sfs_node *n, int dirfd, const cha
 	return true;
 }
 
+/* A name in DIR may have changed on the host. Expiring (not unhashing) it
+ * makes the kernel look it up again at the next use and keep it if it is
+ * still the same file: a change of our own (a mkdir, then a chdir into
+ * it) must not turn a process's working directory into a deleted one. */
+static void name_changed(struct sfs_watch *w, uint64_t dir, const char *name)
+{
+	fuse_lowlevel_notify_expire_entry(w->se, dir, name, strlen(name),
+					  atomic_load(&w->expire_only) ? FUSE_LL_EXPIRE_ONLY : 0);
+}
+
 struct entry_list {
 	size_t len, cap;
 	struct entry_ref {
@@ -139,8 +150,7 @@ static void invalidate_all(struct sfs_watch *w)
 	sfs_table_for_each_entry(w->table, collect_entry, &l);
 	for (size_t i = 0; i < l.len; i++) {
 		fuse_lowlevel_notify_inval_inode(w->se, l.items[i].id, 0, 0);
-		fuse_lowlevel_notify_inval_entry(w->se, l.items[i].parent, l.items[i].name,
-						 strlen(l.items[i].name));
+		name_changed(w, l.items[i].parent, l.items[i].name);
 		free(l.items[i].name);
 	}
 	fuse_lowlevel_notify_inval_inode(w->se, FUSE_ROOT_ID, 0, 0);
@@ -184,7 +194,7 @@ static void handle_event(struct sfs_watch *w, const struct inotify_event *ev,
 		/* The directory itself: its attributes. */
 		fuse_lowlevel_notify_inval_inode(w->se, dir_id, -1, 0);
 	} else if (ev->mask & (IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO)) {
-		fuse_lowlevel_notify_inval_entry(w->se, dir_id, ev->name, strlen(ev->name));
+		name_changed(w, dir_id, ev->name);
 		/* The listing cached in the directory's pages is stale too;
 		 * once per directory per batch is enough. */
 		if (*last_dir_inval != dir_id) {
@@ -283,6 +293,12 @@ bool sfs_watch_dir(struct sfs_watch *w, struct sfs_node *n, int dirfd, const cha
 }
 
 #endif
+
+void sfs_watch_set_expire_only(struct sfs_watch *w, bool expire_only)
+{
+	if (w)
+		atomic_store(&w->expire_only, expire_only);
+}
 
 void sfs_watch_stats(struct sfs_watch *w, struct sfs_watch_stats *out)
 {

@@ -22,6 +22,11 @@ int sfs_watch_new(struct sfs_table *t, int rootfd, struct sfs_watch **out);
 int sfs_watch_start(struct sfs_watch *w, struct fuse_session *se);
 void sfs_watch_free(struct sfs_watch *w);
 
+/* The kernel can let a cached name expire without unhashing it (a name a
+ * process sits in stays its cwd while it is checked again): used for
+ * every host change from then on. */
+void sfs_watch_set_expire_only(struct sfs_watch *w, bool expire_only);
+
 /* Watches directory NAME in DIRFD (NULL name: DIRFD itself), known as N.
  * Returns whether N is now watched. */
 bool sfs_watch_dir(struct sfs_watch *w, struct sfs_node *n, int dirfd, const char *name);

@@ -13,8 +13,10 @@ build=$(cd "${1:?usage: tests/run.sh BUILD_DIR [FILTER]}" && pwd)
 filter=${2:-}
 src=$(cd "$(dirname "$0")/.." && pwd)
 export SANDY_SRC="$src" SANDY_BUILD="$build" SANDYFS="$build/fusefs/sandyfs"
-logdir="$build/test-logs"
-rm -rf "$logdir" && mkdir -p "$logdir"
+# One log directory per run, so that runs side by side keep their logs.
+mkdir -p "$build/test-logs"
+logdir=$(mktemp -d "$build/test-logs/run.XXXXXX")
+ln -sfn "$(basename "$logdir")" "$build/test-logs/latest"
 
 tests=()
 for t in "$build"/tests/unit/test_*; do
@@ -37,8 +39,9 @@ for t in "${tests[@]}"; do
 		timeout --kill-after=10 900 "$t" >"$log" 2>&1
 	fi
 	rc=$?
-	p=$(grep -c '^ok ' "$log")
-	f=$(grep -c '^not ok ' "$log")
+	p=$(grep -c '^ok ' "$log" 2>/dev/null)
+	f=$(grep -c '^not ok ' "$log" 2>/dev/null)
+	p=${p:-0} f=${f:-0}
 	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
 		echo "not ok - $name exited with status $rc" >>"$log"
 		f=1
@@ -53,5 +56,6 @@ for t in "${tests[@]}"; do
 		grep -n -B3 -A12 '^not ok ' "$log" | head -80 | sed 's/^/    /'
 	fi
 done
+echo "# logs: $logdir"
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
