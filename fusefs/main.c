@@ -4,6 +4,7 @@
 #include "config.h"
 #include "compat.h"
 #include "daemon.h"
+#include "explain.h"
 #include "rules.h"
 
 #include <getopt.h>
@@ -16,7 +17,9 @@
 #include <fuse_lowlevel.h>
 
 static const char usage_text[] =
-	"usage: sandyfs mount [OPTIONS] SOURCE MOUNTPOINT\n"
+	"usage: sandyfs mount [OPTIONS] [RULE OPTIONS] SOURCE MOUNTPOINT\n"
+	"       sandyfs explain [RULE OPTIONS] [--json] SOURCE PATH...\n"
+	"       sandyfs rules [RULE OPTIONS] [--json] SOURCE\n"
 	"       sandyfs umount MOUNTPOINT\n"
 	"       sandyfs --help | --version\n"
 	"\n"
@@ -172,6 +175,10 @@ int main(int argc, char **argv)
 		return cmd_mount(argc - 1, argv + 1);
 	if (!strcmp(cmd, "umount") || !strcmp(cmd, "unmount"))
 		return cmd_umount(argc - 1, argv + 1);
+	if (!strcmp(cmd, "explain"))
+		return sandyfs_cmd_explain(argc - 1, argv + 1);
+	if (!strcmp(cmd, "rules"))
+		return sandyfs_cmd_rules(argc - 1, argv + 1);
 	if (cmd[0] == '-')
 		return usage_error("unknown option '%s'", cmd);
 	return usage_error("unknown command '%s'", cmd);

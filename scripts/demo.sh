@@ -1,48 +1,45 @@
 #!/usr/bin/env bash
 # The main job on the bundled demo project: installs what is missing, builds
-# sandyfs, serves a copy of demo/project through it and walks through what
-# an agent inside the mount sees. The copy lives in a temporary directory;
-# the repository is never touched.
+# sandy and sandyfs, and runs a command inside `sandy` on a copy of
+# demo/project: one write the rules allow, three they refuse, and sandy's
+# session summary. With a docker daemon answering, the command runs in a
+# hardened container (a busybox image made locally with `docker import`);
+# without one, in a private mount namespace (--runtime=none). The copy lives
+# in a temporary directory; the repository is never touched.
 set -eu
 cd "$(dirname "$0")/.."
 scripts/deps.sh
 build=$(scripts/build.sh normal)
+sandy="$PWD/$build/launcher/sandy"
 sandyfs="$PWD/$build/fusefs/sandyfs"
 
 work=$(mktemp -d /tmp/sandy-demo.XXXXXX)
-project="$work/project" view="$work/view"
-cleanup() {
-	grep -q " $view fuse" /proc/self/mountinfo && "$sandyfs" umount "$view"
-	rm -rf "$work"
-}
-trap cleanup EXIT
-
+trap 'rm -rf "$work"' EXIT
+project="$work/project"
 cp -a demo/project "$project"
-mkdir "$view"
+export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null
 git -C "$project" init -q -b main
 git -C "$project" -c user.name=demo -c user.email=demo@example.invalid add -A
 git -C "$project" -c user.name=demo -c user.email=demo@example.invalid commit -qm "demo project"
 
-step() { printf '\n\033[1m$ %s\033[0m\n' "$*"; }
-run() {
-	step "$*"
-	(cd "$view" && eval "$@") || echo "(exit status $?)"
-}
+step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 
-echo "sandyfs demo: serving $project at $view"
-"$sandyfs" mount "$project" "$view"
-run ls -la
-run cat src/hello.c
-run make -s check
-run "echo '/* added inside the mount */' >> src/hello.c"
-step "git -C <host copy> status --short    # seen on the host side"
-git -C "$project" status --short
-run git status --short
-run "echo 'export EVIL=1' >> .envrc"
-run "mkdir -p .vscode && echo '{}' > .vscode/tasks.json"
-step "cat <host copy>/.envrc"
-cat "$project/.envrc"
-step "sandyfs umount $view"
-"$sandyfs" umount "$view"
-echo
-echo "done: the mount is gone and the host copy holds what the walk wrote."
+step "what the policy says about a few names (sandyfs explain)"
+"$sandyfs" explain "$project" src/hello.c .envrc .vscode/tasks.json .git/config
+
+if docker info >/dev/null 2>&1 && launcher/container/busybox-image.sh sandy-demo:busybox >/dev/null; then
+	runtime=(--runtime=docker --image sandy-demo:busybox)
+else
+	runtime=(--runtime=none)
+fi
+step "sandy ${runtime[*]} $project -- sh -c '...'"
+"$sandy" "${runtime[@]}" "$project" -- sh -c '
+	echo "/* added inside the sandbox */" >>src/hello.c && echo "allowed: src/hello.c"
+	echo "export EVIL=1" >.envrc || echo "denied: .envrc"
+	mkdir -p .vscode && echo "{}" >.vscode/tasks.json || echo "denied: .vscode/tasks.json"
+	echo "[core] fsmonitor = evil" >.git/config || echo "denied: .git/config"' </dev/null
+
+step "on the host afterwards"
+echo "src/hello.c ends with: $(tail -n 1 "$project/src/hello.c")"
+echo ".envrc is still: $(grep -v '^#' "$project/.envrc")"
+grep -q fsmonitor "$project/.git/config" && echo ".git/config was changed!" || echo ".git/config is unchanged"

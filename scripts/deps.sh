@@ -4,7 +4,8 @@
 set -eu
 pkgs=(build-essential meson ninja-build pkg-config clang
 	libfuse3-dev fuse3 libgit2-dev libpcre2-dev libcjson-dev libutf8proc-dev
-	git attr acl util-linux procps psmisc bindfs ripgrep)
+	git attr acl util-linux procps psmisc bindfs ripgrep
+	docker.io busybox-static)
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing+=("$p")

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Makes a tiny image from the host's static busybox with `docker import`,
+# for the launcher tests and the demo on machines that cannot reach a
+# registry. (The real agent image comes from the Dockerfile beside this
+# script, through `sandy build-image`.) Does nothing when the image exists.
+#
+# usage: launcher/container/busybox-image.sh [TAG]     (default: sandy-busybox:latest)
+#        ENGINE=podman launcher/container/busybox-image.sh ...
+set -eu
+tag=${1:-sandy-busybox:latest}
+engine=${ENGINE:-docker}
+bb=/bin/busybox
+
+"$engine" image inspect "$tag" >/dev/null 2>&1 && exit 0
+if ! [ -x $bb ] || ! LC_ALL=C ldd $bb 2>&1 | grep -q 'not a dynamic'; then
+	echo "busybox-image.sh: a static $bb is needed: install busybox-static" >&2
+	exit 1
+fi
+root=$(mktemp -d)
+trap 'rm -rf "$root"' EXIT
+mkdir -p "$root"/{bin,etc,tmp,workspace,run,proc,sys,dev,home}
+# Like any distribution's /tmp: the container user is not root.
+chmod 1777 "$root/tmp"
+cp $bb "$root/bin/busybox"
+for applet in $("$root/bin/busybox" --list); do
+	[ "$applet" = busybox ] || ln -s busybox "$root/bin/$applet"
+done
+echo 'root:x:0:0:root:/root:/bin/sh' >"$root/etc/passwd"
+echo 'root:x:0:' >"$root/etc/group"
+tar -C "$root" -c . | "$engine" import --change 'CMD ["/bin/sh"]' - "$tag" >/dev/null

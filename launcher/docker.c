@@ -1,0 +1,242 @@
+/* docker.c - see docker.h. */
+
+#include "docker.h"
+#include "proc.h"
+
+#include "config.h"
+
+#include <string.h>
+#include <sys/stat.h>
+
+int engine_check(const char *engine, bool quiet)
+{
+	if (!find_in_path(engine, NULL)) {
+		if (!quiet)
+			sandy_error(
+				"cannot find '%s': install it (e.g. 'sudo apt-get install %s'), "
+				"or run without a container: --runtime=none",
+				engine, strcmp(engine, "docker") ? engine : "docker.io");
+		return -ENOENT;
+	}
+	/* The server part of `version` needs the daemon: the cheapest call
+	 * that proves it answers. */
+	char *argv[] = {(char *)engine, "version", "--format",
+			!strcmp(engine, "docker") ? "{{.Server.Version}}" : "{{.Version}}", NULL};
+	cleanup_free char *err = NULL;
+	int status = proc_run(argv, PROC_IN_NULL | PROC_OUT_NULL | PROC_ERR_CAPTURE, NULL, &err);
+	if (status == 0)
+		return 0;
+	if (quiet)
+		return -EHOSTDOWN;
+	cleanup_free char *why = first_line(err);
+	if (status < 0)
+		sandy_error("cannot run '%s': %s", engine, strerror(-status));
+	else if (why && strcasestr(why, "permission denied"))
+		sandy_error(
+			"cannot reach the %s daemon: %s; ask for access (e.g. 'sudo usermod -aG "
+			"%s $USER', then log in again), or use --runtime=none",
+			engine, why, engine);
+	else
+		sandy_error("cannot reach the %s daemon: %s; start it (e.g. 'sudo systemctl start "
+			    "%s', or 'sudo dockerd &'), or run without a container: --runtime=none",
+			    engine, why && *why ? why : "no answer", engine);
+	return -EHOSTDOWN;
+}
+
+int engine_image_check(const char *engine, const char *image)
+{
+	char *argv[] = {(char *)engine, "image", "inspect",	"--format",
+			"{{.Id}}",	"--",	 (char *)image, NULL};
+	int status = proc_run(argv, PROC_IN_NULL | PROC_OUT_NULL | PROC_ERR_NULL, NULL, NULL);
+
+	if (status == 0)
+		return 0;
+	if (!strcmp(image, SANDY_DEFAULT_IMAGE))
+		sandy_error(
+			"image '%s' not found in %s; build it with 'sandy build-image', or name "
+			"another with --image",
+			image, engine);
+	else
+		sandy_error("image '%s' not found in %s; build or pull it first ('%s pull %s'), or "
+			    "build the agent image with 'sandy build-image'",
+			    image, engine, engine, image);
+	return -ENOENT;
+}
+
+/* One field of --mount's CSV syntax, quoted when the value needs it (a
+ * project path may hold a comma). */
+static char *mount_field(const char *key, const char *value)
+{
+	if (!strpbrk(value, ",\"\n"))
+		return xasprintf("%s=%s", key, value);
+	size_t len = strlen(key) + 4 + 2 * strlen(value);
+	char *s = malloc(len), *p = s;
+	if (!s)
+		return NULL;
+	p += sprintf(p, "\"%s=", key);
+	for (; *value; value++) {
+		if (*value == '"')
+			*p++ = '"';
+		*p++ = *value;
+	}
+	*p++ = '"';
+	*p = '\0';
+	return s;
+}
+
+static int push_bind(struct strv *argv, const char *src, const char *dst, const char *extra)
+{
+	cleanup_free char *s = mount_field("source", src);
+	cleanup_free char *d = mount_field("target", dst);
+
+	if (!s || !d)
+		return -ENOMEM;
+	int r = strv_push(argv, "--mount");
+	return strv_ok(r, strv_pushf(argv, "type=bind,%s,%s%s%s", s, d, extra ? "," : "",
+				     extra ? extra : ""));
+}
+
+int container_argv(const struct container_spec *c, struct strv *argv)
+{
+	bool podman = !strcmp(c->engine, "podman");
+	int r = 0;
+
+	r = strv_ok(r, strv_push(argv, c->engine));
+	r = strv_ok(r, strv_push(argv, "run"));
+	r = strv_ok(r, strv_push(argv, "--rm"));
+	r = strv_ok(r, strv_push(argv, "--interactive"));
+	if (c->tty)
+		r = strv_ok(r, strv_push(argv, "--tty"));
+	r = strv_ok(r, strv_pushf(argv, "--name=%s", c->name));
+	r = strv_ok(r, strv_pushf(argv, "--label=sandy.session=%s", c->session_id));
+	r = strv_ok(r, strv_pushf(argv, "--label=sandy.project=%s", c->project));
+	r = strv_ok(r, strv_push(argv, "--init"));
+	r = strv_ok(r, strv_push(argv, "--cap-drop=ALL"));
+	r = strv_ok(r, strv_push(argv, "--security-opt=no-new-privileges"));
+	if (podman && geteuid() != 0)
+		/* Rootless podman maps the user to root in its namespace;
+		 * keep-id maps it back to the user's own uid. */
+		r = strv_ok(r, strv_push(argv, "--userns=keep-id"));
+	else
+		r = strv_ok(r,
+			    strv_pushf(argv, "--user=%u:%u", (unsigned)c->uid, (unsigned)c->gid));
+	r = strv_ok(r, strv_pushf(argv, "--memory=%llu", c->limits.memory));
+	/* Equal to --memory: no swap on top, so the limit is the limit. */
+	r = strv_ok(r, strv_pushf(argv, "--memory-swap=%llu", c->limits.memory));
+	r = strv_ok(r, strv_pushf(argv, "--cpus=%u", c->limits.cpus));
+	r = strv_ok(r, strv_pushf(argv, "--pids-limit=%u", c->limits.pids));
+	r = strv_ok(r, strv_push(argv, "--tmpfs=/tmp:rw,nosuid,nodev,exec,mode=1777"));
+	/* The agent's configuration and caches live for the session only, in
+	 * a home the container user owns whatever the image says. */
+	r = strv_ok(r, strv_pushf(argv,
+				  "--tmpfs=/home/sandy:rw,nosuid,nodev,exec,uid=%u,gid=%u,"
+				  "mode=0700",
+				  (unsigned)c->uid, (unsigned)c->gid));
+	r = strv_ok(r, strv_push(argv, "--env=HOME=/home/sandy"));
+	r = strv_ok(r, strv_push(argv, "--env=SANDY=1"));
+	r = strv_ok(r, strv_pushf(argv, "--env=SANDY_SESSION=%s", c->session_id));
+	if (r < 0)
+		return r;
+	r = push_bind(argv, c->workspace, "/workspace",
+		      c->rslave ? "bind-propagation=rslave" : NULL);
+	if (r == 0 && c->audit) {
+		r = push_bind(argv, c->audit, "/run/sandy/denials.jsonl", "readonly");
+		r = strv_ok(r, strv_push(argv, "--env=SANDY_DENIALS=/run/sandy/denials.jsonl"));
+	}
+	if (r == 0 && c->policy) {
+		r = push_bind(argv, c->policy, "/run/sandy/POLICY.md", "readonly");
+		r = strv_ok(r, strv_push(argv, "--env=SANDY_POLICY=/run/sandy/POLICY.md"));
+	}
+	if (c->tty && getenv("TERM"))
+		r = strv_ok(r, strv_pushf(argv, "--env=TERM=%s", getenv("TERM")));
+	r = strv_ok(r, strv_push(argv, "--workdir=/workspace"));
+	r = strv_ok(r, strv_push(argv, c->image));
+	for (char *const *a = c->command; r == 0 && a && *a; a++)
+		r = strv_push(argv, *a);
+	return r;
+}
+
+int container_start(const struct container_spec *spec, pid_t *client)
+{
+	cleanup_strv struct strv argv = {0};
+	int r = container_argv(spec, &argv);
+
+	if (r < 0)
+		return r;
+	if (getenv("SANDY_DEBUG")) {
+		fputs("sandy: running:", stderr);
+		for (size_t i = 0; i < argv.n; i++)
+			fprintf(stderr, " %s", argv.v[i]);
+		fputc('\n', stderr);
+	}
+	/* If sandy is killed outright, the client's SIGTERM is forwarded to
+	 * the container (sig-proxy), which then ends and is removed. */
+	return proc_spawn(argv.v, PROC_PDEATHSIG, client);
+}
+
+void container_stop(const char *engine, const char *name, int seconds)
+{
+	char t[16];
+	snprintf(t, sizeof(t), "%d", seconds);
+	char *argv[] = {(char *)engine, "stop", "--time", t, "--", (char *)name, NULL};
+
+	proc_run(argv, PROC_IN_NULL | PROC_OUT_NULL | PROC_ERR_NULL, NULL, NULL);
+}
+
+void container_remove(const char *engine, const char *name)
+{
+	char *argv[] = {(char *)engine, "rm", "--force", "--", (char *)name, NULL};
+
+	if (find_in_path(engine, NULL))
+		proc_run(argv, PROC_IN_NULL | PROC_OUT_NULL | PROC_ERR_NULL, NULL, NULL);
+}
+
+static char *container_dir(void)
+{
+	static const char *const dirs[] = {SANDY_SOURCE_CONTAINER_DIR, SANDY_CONTAINER_DIR};
+	const char *env = getenv("SANDY_CONTAINER_DIR");
+	struct stat st;
+
+	if (env && *env)
+		return strdup(env);
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		cleanup_free char *df = xasprintf("%s/Dockerfile", dirs[i]);
+		if (df && stat(df, &st) == 0)
+			return strdup(dirs[i]);
+	}
+	return NULL;
+}
+
+int engine_build_image(const char *engine, const char *image, char *const *extra_args)
+{
+	cleanup_free char *dir = container_dir();
+	cleanup_strv struct strv argv = {0};
+	int r = 0;
+
+	if (!dir) {
+		sandy_error("cannot find the image's Dockerfile (looked in '%s' and '%s'); set "
+			    "SANDY_CONTAINER_DIR",
+			    SANDY_SOURCE_CONTAINER_DIR, SANDY_CONTAINER_DIR);
+		return -ENOENT;
+	}
+	r = strv_ok(r, strv_push(&argv, engine));
+	r = strv_ok(r, strv_push(&argv, "build"));
+	r = strv_ok(r, strv_pushf(&argv, "--tag=%s", image));
+	for (char *const *a = extra_args; r == 0 && a && *a; a++)
+		r = strv_push(&argv, *a);
+	r = strv_ok(r, strv_push(&argv, "--"));
+	r = strv_ok(r, strv_push(&argv, dir));
+	if (r < 0)
+		return r;
+	int status = proc_run(argv.v, 0, NULL, NULL);
+	if (status < 0) {
+		sandy_error("cannot run '%s': %s", engine, strerror(-status));
+		return status;
+	}
+	if (status != 0) {
+		sandy_error("cannot build image '%s' from '%s': %s build failed (status %d)", image,
+			    dir, engine, status);
+		return -EIO;
+	}
+	return 0;
+}

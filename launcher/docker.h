@@ -1,0 +1,55 @@
+/* docker.h - the container runtimes, docker and podman (the same command
+ * line): whether the engine answers, whether the image is there, the
+ * hardened `run` command line, stopping and removing a session's container,
+ * and building the agent image from launcher/container/. */
+#ifndef SANDY_DOCKER_H
+#define SANDY_DOCKER_H
+
+#include "host.h"
+#include "util.h"
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#define SANDY_DEFAULT_IMAGE "sandy-agent:latest"
+
+struct container_spec {
+	const char *engine; /* "docker" or "podman" */
+	const char *image;
+	const char *name;
+	const char *session_id;
+	const char *project;
+	const char *workspace; /* host directory bound at /workspace */
+	bool rslave;	       /* its mount is shared: let remounts through */
+	const char *audit;     /* host files shown read-only under /run/sandy */
+	const char *policy;
+	uid_t uid;
+	gid_t gid;
+	bool tty;
+	struct host_limits limits;
+	char *const *command; /* NULL: the image's default command */
+};
+
+/* 0 when ENGINE is installed and (docker) its daemon answers. Unless
+ * QUIET, says what is wrong and how to fix it. */
+int engine_check(const char *engine, bool quiet);
+
+/* 0 when IMAGE is present in ENGINE; otherwise says how to build it. */
+int engine_image_check(const char *engine, const char *image);
+
+/* The full `ENGINE run ...` argv for SPEC. */
+int container_argv(const struct container_spec *spec, struct strv *argv);
+
+/* Starts the foreground client (`docker run`); it ends when the container
+ * does, with the command's status. */
+int container_start(const struct container_spec *spec, pid_t *client);
+
+/* `ENGINE stop` with a grace period, then `rm -f` in case the client that
+ * would have removed it is gone. Quiet. */
+void container_stop(const char *engine, const char *name, int seconds);
+void container_remove(const char *engine, const char *name);
+
+/* `sandy build-image`: builds IMAGE from the Dockerfile directory. */
+int engine_build_image(const char *engine, const char *image, char *const *extra_args);
+
+#endif

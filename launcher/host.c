@@ -1,0 +1,193 @@
+/* host.c - see host.h. */
+
+#include "host.h"
+#include "util.h"
+
+#include <fcntl.h>
+#include <limits.h>
+#include <pwd.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <stdint.h>
+#include <sys/sysinfo.h>
+
+static int parse_id(const char *s, unsigned long *out)
+{
+	char *end;
+
+	if (!s || !*s)
+		return -EINVAL;
+	errno = 0;
+	unsigned long v = strtoul(s, &end, 10);
+	if (errno || *end || v >= (unsigned long)UINT32_MAX)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+int host_user(struct host_user *u)
+{
+	unsigned long suid, sgid;
+
+	*u = (struct host_user){.uid = getuid(), .gid = getgid()};
+	/* Only root may claim to act for someone else: for anyone else the
+	 * variables are just text in the environment. */
+	if (geteuid() == 0 && u->uid == 0 && parse_id(getenv("SUDO_UID"), &suid) == 0 &&
+	    parse_id(getenv("SUDO_GID"), &sgid) == 0 && suid != 0) {
+		u->uid = (uid_t)suid;
+		u->gid = (gid_t)sgid;
+		u->via_sudo = true;
+	}
+	struct passwd *pw = getpwuid(u->uid);
+	if (pw) {
+		u->name = strdup(pw->pw_name);
+		u->home = strdup(pw->pw_dir);
+	}
+	const char *shell = pw && pw->pw_shell && *pw->pw_shell ? pw->pw_shell : NULL;
+	if (!shell && !u->via_sudo)
+		shell = getenv("SHELL");
+	u->shell = strdup(shell && *shell ? shell : "/bin/sh");
+	if (!u->shell || (pw && (!u->name || !u->home))) {
+		host_user_free(u);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+void host_user_free(struct host_user *u)
+{
+	free(u->name);
+	free(u->home);
+	free(u->shell);
+	u->name = u->home = u->shell = NULL;
+}
+
+static char *self_dir(void)
+{
+	char buf[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+
+	if (n <= 0)
+		return NULL;
+	buf[n] = '\0';
+	char *slash = strrchr(buf, '/');
+	if (!slash)
+		return NULL;
+	*slash = '\0';
+	return strdup(buf);
+}
+
+static bool executable_file(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && S_ISREG(st.st_mode) && access(path, X_OK) == 0;
+}
+
+char *host_find_sandyfs(void)
+{
+	const char *env = getenv("SANDYFS");
+	char *found = NULL;
+
+	if (env && *env) {
+		if (executable_file(env))
+			return strdup(env);
+		sandy_error("cannot run sandyfs '%s' named by $SANDYFS: %s", env,
+			    access(env, F_OK) == 0 ? "not an executable file" : strerror(errno));
+		return NULL;
+	}
+	cleanup_free char *dir = self_dir();
+	if (dir) {
+		static const char *const rel[] = {"../fusefs/sandyfs", "sandyfs"};
+		for (size_t i = 0; i < 2; i++) {
+			cleanup_free char *p = xasprintf("%s/%s", dir, rel[i]);
+			if (p && executable_file(p))
+				return realpath(p, NULL);
+		}
+	}
+	if (find_in_path("sandyfs", &found))
+		return found;
+	sandy_error("cannot find sandyfs: build it ('scripts/build.sh'), put it in PATH, or name "
+		    "it with SANDYFS=/path/to/sandyfs; or use --fs=bind to run without it");
+	return NULL;
+}
+
+bool host_fuse_conf_allows_other(const char *path)
+{
+	cleanup_file FILE *f = fopen(path, "re");
+	char line[512];
+
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f)) {
+		char *p = line;
+		while (*p == ' ' || *p == '\t')
+			p++;
+		size_t len = strcspn(p, " \t\r\n#");
+		if (len == strlen("user_allow_other") && !strncmp(p, "user_allow_other", len))
+			return true;
+	}
+	return false;
+}
+
+int host_check_fuse(bool need_allow_other)
+{
+	int fd = open("/dev/fuse", O_RDWR | O_CLOEXEC);
+
+	if (fd < 0) {
+		int e = errno;
+		if (e == ENOENT || e == ENODEV || e == ENXIO)
+			sandy_error(
+				"cannot open '/dev/fuse': %s; load the FUSE module "
+				"('sudo modprobe fuse'), or use --fs=bind to run without sandyfs",
+				strerror(e));
+		else
+			sandy_error("cannot open '/dev/fuse': %s; make it usable "
+				    "('sudo chmod 0666 /dev/fuse'), or use --fs=bind",
+				    strerror(e));
+		return -e;
+	}
+	close(fd);
+	if (geteuid() == 0)
+		return 0;
+	/* An unprivileged mount goes through the set-uid fusermount3. */
+	if (!find_in_path("fusermount3", NULL)) {
+		sandy_error("cannot find 'fusermount3', which mounts FUSE filesystems for "
+			    "non-root users; install it ('sudo apt-get install fuse3')");
+		return -ENOENT;
+	}
+	if (need_allow_other && !host_fuse_conf_allows_other("/etc/fuse.conf")) {
+		sandy_error(
+			"FUSE does not let the container's user into your mount: add a line "
+			"'user_allow_other' to /etc/fuse.conf (e.g. 'echo user_allow_other | sudo "
+			"tee -a /etc/fuse.conf'), or run with --runtime=none");
+		return -EPERM;
+	}
+	return 0;
+}
+
+void host_limits(struct host_limits *l)
+{
+	struct sysinfo si;
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+
+	l->memory = 2ULL << 30;
+	if (sysinfo(&si) == 0 && si.totalram > 0)
+		l->memory = (unsigned long long)si.totalram * si.mem_unit / 2;
+	if (l->memory < (512ULL << 20))
+		l->memory = 512ULL << 20;
+	if (ncpu < 1)
+		ncpu = 1;
+	/* Leave a core to the host (and to sandyfs, which serves every file
+	 * access of the container) where there are cores to spare. */
+	l->cpus = (unsigned)(ncpu > 2 ? ncpu - 1 : ncpu);
+	/* Enough for parallel builds and test runners, not for a fork bomb to
+	 * take the host's pid space. */
+	l->pids = 4096;
+	cleanup_free char *max = NULL;
+	if (read_file("/proc/sys/kernel/pid_max", 32, &max) == 0) {
+		unsigned long pm = strtoul(max, NULL, 10);
+		if (pm > 0 && pm / 4 < l->pids)
+			l->pids = (unsigned)(pm / 4 < 256 ? 256 : pm / 4);
+	}
+}

@@ -1,0 +1,48 @@
+/* host.h - what sandy learns about the machine before it starts anything:
+ * who the user is (also behind sudo), where sandyfs is, whether FUSE can
+ * serve the project to another uid, and what resources a container may
+ * take. Every check prints its own actionable message. */
+#ifndef SANDY_HOST_H
+#define SANDY_HOST_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+struct host_user {
+	uid_t uid;
+	gid_t gid;
+	char *name;    /* NULL when the uid has no passwd entry */
+	char *home;    /* NULL likewise */
+	char *shell;   /* the login shell, or /bin/sh */
+	bool via_sudo; /* sandy runs as root on behalf of UID */
+};
+
+/* The user the session runs as: SUDO_UID/SUDO_GID when root was reached
+ * through sudo, else the real uid and gid. */
+int host_user(struct host_user *u);
+void host_user_free(struct host_user *u);
+
+/* The sandyfs binary: $SANDYFS, else next to sandy in a build tree
+ * (../fusefs/sandyfs) or an install (sandyfs beside sandy), else PATH.
+ * NULL (message printed) when there is none. */
+char *host_find_sandyfs(void);
+
+/* /dev/fuse usable; as non-root fusermount3 present; and when
+ * NEED_ALLOW_OTHER, user_allow_other set in /etc/fuse.conf. 0 or -errno
+ * with the message printed. */
+int host_check_fuse(bool need_allow_other);
+
+/* Whether the FUSE config file at PATH carries a user_allow_other line. */
+bool host_fuse_conf_allows_other(const char *path);
+
+struct host_limits {
+	unsigned long long memory; /* bytes */
+	unsigned cpus;
+	unsigned pids;
+};
+
+/* Limits for a container, derived from the host: half the memory, all
+ * CPUs but one on machines with more than two, a pids cap. */
+void host_limits(struct host_limits *l);
+
+#endif

@@ -1,0 +1,355 @@
+/* main.c - the sandy command line: parses arguments, dispatches to a
+ * session, `explain` or `build-image`, and is the only place that turns
+ * usage errors into exit statuses. */
+
+#include "config.h"
+#include "docker.h"
+#include "host.h"
+#include "sandy.h"
+
+#include <cjson/cJSON.h>
+#include <getopt.h>
+#include <git2.h>
+#include <limits.h>
+#include <string.h>
+
+static const char usage_text[] =
+	"usage: sandy [OPTIONS] [PROJECT_DIR] [-- COMMAND [ARGS...]]\n"
+	"       sandy explain [RULE OPTIONS] [--json] [-C PROJECT_DIR] PATH...\n"
+	"       sandy build-image [--image IMAGE] [--runtime=docker|podman] [-- BUILD-ARGS...]\n"
+	"       sandy --help | --version\n"
+	"\n"
+	"Runs COMMAND (default: the image's agent; without a container, your shell) on\n"
+	"PROJECT_DIR (default: the current directory) served through sandyfs, which lets\n"
+	"it write only where the project's rules allow. The project is at /workspace in\n"
+	"the container; without one, it replaces PROJECT_DIR in a private mount namespace.\n"
+	"\n"
+	"options:\n"
+	"      --fs=fuse|bind     fuse (default): through sandyfs and its policy;\n"
+	"                         bind: a plain bind mount without policy, for comparison\n"
+	"      --runtime=docker|podman|none\n"
+	"                         default: docker when its daemon answers, else podman,\n"
+	"                         else none (no container, a private mount namespace)\n"
+	"      --image IMAGE      container image (default: $SANDY_IMAGE or " SANDY_DEFAULT_IMAGE
+	",\n"
+	"                         which 'sandy build-image' builds)\n"
+	"  -q, --quiet            no banner, no session summary\n"
+	"\n"
+	"rule options (passed to sandyfs):\n"
+	"  -t, --type NAME        add the rules of project type NAME (repeatable);\n"
+	"                         default: detected from the project\n"
+	"      --no-detect        do not detect project types\n"
+	"  -r, --rules FILE       add a rule file (repeatable)\n"
+	"\n"
+	"The container runs as you, with no capabilities, no-new-privileges, limits on\n"
+	"memory, CPUs and processes, and no docker socket. /run/sandy/POLICY.md tells the\n"
+	"agent what it may write; /run/sandy/denials.jsonl logs every denied write. On\n"
+	"exit, Ctrl-C, SIGTERM or SIGHUP sandy stops the container, unmounts, and prints\n"
+	"the denials by rule and the files the session changed.\n"
+	"\n"
+	"Exit status: COMMAND's; 128+N when sandy was stopped by signal N; 125 when sandy\n"
+	"itself failed (bad usage, a failed check, sandyfs dying mid-session).\n";
+
+static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int usage_error(const char *fmt, ...)
+{
+	va_list ap;
+	char buf[1024];
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "sandy: %s\nsee 'sandy --help'\n", buf);
+	return SANDY_EXIT_FAILURE;
+}
+
+/* getopt's verdict on the argument just parsed, in our words. */
+static int bad_option(int c, char **argv)
+{
+	const char *arg = argv[optind - 1];
+
+	if (c == ':')
+		return usage_error("option '%s' needs a value", arg);
+	if (optopt && optopt < 256)
+		return usage_error("unknown option '-%c'", optopt);
+	return usage_error("unknown option '%s'", arg);
+}
+
+static int out_of_memory(void)
+{
+	sandy_error("out of memory");
+	return SANDY_EXIT_FAILURE;
+}
+
+/* Rule files are named relative to where sandy was started; sandyfs may
+ * read them from elsewhere. */
+static int push_rules_file(struct strv *args, const char *file)
+{
+	char cwd[PATH_MAX];
+
+	if (strv_push(args, "--rules") < 0)
+		return -ENOMEM;
+	if (file[0] == '/' || !getcwd(cwd, sizeof(cwd)))
+		return strv_push(args, file);
+	return strv_pushf(args, "%s/%s", cwd, file);
+}
+
+enum {
+	OPT_FS = 256,
+	OPT_RUNTIME,
+	OPT_IMAGE,
+	OPT_NO_DETECT,
+	OPT_JSON,
+	OPT_VERSION,
+};
+
+/* Handles the rule options shared by a session and `explain`: 1 when C
+ * was one, 0 when not, negative on error. */
+static int rule_option(int c, struct strv *args)
+{
+	switch (c) {
+	case 't':
+		return strv_push(args, "--type") < 0 || strv_push(args, optarg) < 0 ? -ENOMEM : 1;
+	case 'r':
+		return push_rules_file(args, optarg) < 0 ? -ENOMEM : 1;
+	case OPT_NO_DETECT:
+		return strv_push(args, "--no-detect") < 0 ? -ENOMEM : 1;
+	default:
+		return 0;
+	}
+}
+
+/* Where COMMAND starts: the first "--" that is not an option's value. */
+static int find_command(int argc, char **argv)
+{
+	static const char *const takes_value[] = {"--fs",   "--runtime", "--image", "-t",
+						  "--type", "-r",	 "--rules", "-C"};
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--"))
+			return i;
+		for (size_t k = 0; k < sizeof(takes_value) / sizeof(takes_value[0]); k++)
+			if (!strcmp(argv[i], takes_value[k])) {
+				i++;
+				break;
+			}
+	}
+	return argc;
+}
+
+static int cmd_run(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{"fs", required_argument, NULL, OPT_FS},
+		{"runtime", required_argument, NULL, OPT_RUNTIME},
+		{"image", required_argument, NULL, OPT_IMAGE},
+		{"type", required_argument, NULL, 't'},
+		{"rules", required_argument, NULL, 'r'},
+		{"no-detect", no_argument, NULL, OPT_NO_DETECT},
+		{"quiet", no_argument, NULL, 'q'},
+		{"help", no_argument, NULL, 'h'},
+		{"version", no_argument, NULL, OPT_VERSION},
+		{NULL, 0, NULL, 0},
+	};
+	const char *image = getenv("SANDY_IMAGE");
+	struct sandy_opts o = {
+		.project = ".",
+		.image = image && *image ? image : SANDY_DEFAULT_IMAGE,
+	};
+	int split = find_command(argc, argv), c, status;
+
+	opterr = 0;
+	while ((c = getopt_long(split, argv, ":t:r:qh", longopts, NULL)) != -1) {
+		int r = rule_option(c, &o.rule_args);
+		if (r < 0) {
+			status = out_of_memory();
+			goto out;
+		}
+		if (r > 0)
+			continue;
+		switch (c) {
+		case OPT_FS:
+			if (!strcmp(optarg, "fuse"))
+				o.fs = SANDY_FS_FUSE;
+			else if (!strcmp(optarg, "bind"))
+				o.fs = SANDY_FS_BIND;
+			else {
+				status = usage_error(
+					"unknown filesystem '%s' for --fs (fuse, bind)", optarg);
+				goto out;
+			}
+			break;
+		case OPT_RUNTIME:
+			if (!strcmp(optarg, "docker"))
+				o.runtime = SANDY_RUNTIME_DOCKER;
+			else if (!strcmp(optarg, "podman"))
+				o.runtime = SANDY_RUNTIME_PODMAN;
+			else if (!strcmp(optarg, "none"))
+				o.runtime = SANDY_RUNTIME_NONE;
+			else {
+				status = usage_error("unknown runtime '%s' for --runtime (docker, "
+						     "podman, none)",
+						     optarg);
+				goto out;
+			}
+			break;
+		case OPT_IMAGE:
+			o.image = optarg;
+			break;
+		case 'q':
+			o.quiet = true;
+			break;
+		case 'h':
+			fputs(usage_text, stdout);
+			status = 0;
+			goto out;
+		case OPT_VERSION:
+			printf("sandy %s (libgit2 %d.%d.%d, cJSON %s)\n", SANDY_VERSION,
+			       LIBGIT2_VER_MAJOR, LIBGIT2_VER_MINOR, LIBGIT2_VER_REVISION,
+			       cJSON_Version());
+			status = 0;
+			goto out;
+		default:
+			status = bad_option(c, argv);
+			goto out;
+		}
+	}
+	if (split - optind > 1) {
+		status = usage_error("more than one PROJECT_DIR ('%s', '%s'); a command goes after "
+				     "'--'",
+				     argv[optind], argv[optind + 1]);
+		goto out;
+	}
+	if (split - optind == 1)
+		o.project = argv[optind];
+	if (split < argc) {
+		if (split + 1 == argc) {
+			status = usage_error("no COMMAND after '--'");
+			goto out;
+		}
+		o.command = argv + split + 1;
+	}
+	git_libgit2_init();
+	/* Only the status is read, never hooks, filters or fsmonitor: a
+	 * project that sudo's user owns is safe to read as root. */
+	git_libgit2_opts(GIT_OPT_SET_OWNER_VALIDATION, 0);
+	status = sandy_run(&o);
+	git_libgit2_shutdown();
+out:
+	strv_free(&o.rule_args);
+	return status;
+}
+
+static int cmd_explain(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{"type", required_argument, NULL, 't'},
+		{"rules", required_argument, NULL, 'r'},
+		{"no-detect", no_argument, NULL, OPT_NO_DETECT},
+		{"json", no_argument, NULL, OPT_JSON},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	cleanup_strv struct strv args = {0};
+	cleanup_free char *sandyfs = NULL;
+	const char *project = ".";
+	bool json = false;
+	int c;
+
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":t:r:C:h", longopts, NULL)) != -1) {
+		int r = rule_option(c, &args);
+		if (r < 0)
+			return out_of_memory();
+		if (r > 0)
+			continue;
+		switch (c) {
+		case 'C':
+			project = optarg;
+			break;
+		case OPT_JSON:
+			json = true;
+			break;
+		case 'h':
+			fputs(usage_text, stdout);
+			return 0;
+		default:
+			return bad_option(c, argv);
+		}
+	}
+	if (optind == argc)
+		return usage_error("explain needs at least one PATH");
+	sandyfs = host_find_sandyfs();
+	if (!sandyfs)
+		return SANDY_EXIT_FAILURE;
+	cleanup_strv struct strv full = {0};
+	int r = 0;
+	r = strv_ok(r, strv_push(&full, sandyfs));
+	r = strv_ok(r, strv_push(&full, "explain"));
+	if (json)
+		r = strv_ok(r, strv_push(&full, "--json"));
+	r = strv_ok(r, strv_extend(&full, &args));
+	r = strv_ok(r, strv_push(&full, "--"));
+	r = strv_ok(r, strv_push(&full, project));
+	for (int i = optind; r == 0 && i < argc; i++)
+		r = strv_push(&full, argv[i]);
+	if (r < 0)
+		return out_of_memory();
+	fflush(NULL);
+	execv(sandyfs, full.v);
+	sandy_error("cannot run '%s': %s", sandyfs, strerror(errno));
+	return SANDY_EXIT_FAILURE;
+}
+
+static int cmd_build_image(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{"image", required_argument, NULL, OPT_IMAGE},
+		{"runtime", required_argument, NULL, OPT_RUNTIME},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	const char *image = getenv("SANDY_IMAGE");
+	const char *engine = "docker";
+	int split = find_command(argc, argv), c;
+
+	if (!image || !*image)
+		image = SANDY_DEFAULT_IMAGE;
+	opterr = 0;
+	while ((c = getopt_long(split, argv, ":h", longopts, NULL)) != -1) {
+		switch (c) {
+		case OPT_IMAGE:
+			image = optarg;
+			break;
+		case OPT_RUNTIME:
+			if (strcmp(optarg, "docker") != 0 && strcmp(optarg, "podman") != 0)
+				return usage_error("build-image needs --runtime=docker or podman, "
+						   "not '%s'",
+						   optarg);
+			engine = optarg;
+			break;
+		case 'h':
+			fputs(usage_text, stdout);
+			return 0;
+		default:
+			return bad_option(c, argv);
+		}
+	}
+	if (optind != split)
+		return usage_error("unexpected argument '%s' (build arguments go after '--')",
+				   argv[optind]);
+	if (engine_check(engine, false) < 0)
+		return SANDY_EXIT_FAILURE;
+	return engine_build_image(engine, image, split < argc ? argv + split + 1 : NULL) < 0
+		       ? SANDY_EXIT_FAILURE
+		       : 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc >= 2 && !strcmp(argv[1], "explain"))
+		return cmd_explain(argc - 1, argv + 1);
+	if (argc >= 2 && !strcmp(argv[1], "build-image"))
+		return cmd_build_image(argc - 1, argv + 1);
+	return cmd_run(argc, argv);
+}

@@ -1,0 +1,125 @@
+/* policy_note.c - see policy_note.h. */
+
+#include "policy_note.h"
+#include "proc.h"
+
+#include <cjson/cJSON.h>
+#include <string.h>
+
+static bool strv_has(const struct strv *s, const char *str)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (!strcmp(s->v[i], str))
+			return true;
+	return false;
+}
+
+static int push_unique(struct strv *s, const char *str)
+{
+	return strv_has(s, str) ? 0 : strv_push(s, str);
+}
+
+static const char *string_item(const cJSON *o, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+
+	return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+int policy_parse_rules(const char *json, struct strv *write_globs, struct strv *sources)
+{
+	cJSON *root = cJSON_Parse(json);
+	const cJSON *e;
+	int r = 0;
+
+	if (!cJSON_IsObject(root)) {
+		cJSON_Delete(root);
+		return -EINVAL;
+	}
+	cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(root, "rules"))
+	{
+		const char *cls = string_item(e, "class"), *pat = string_item(e, "pattern");
+		if (r == 0 && cls && pat && !strcmp(cls, "writable"))
+			r = push_unique(write_globs, pat);
+	}
+	cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(root, "sources"))
+	{
+		const char *name = string_item(e, "name"), *path = string_item(e, "path");
+		const char *base = path ? strrchr(path, '/') : NULL;
+		if (!name)
+			name = base ? base + 1 : path;
+		if (r == 0 && name)
+			r = push_unique(sources, name);
+	}
+	cJSON_Delete(root);
+	return r;
+}
+
+/* Asks sandyfs for the merged policy. An empty list when it cannot say:
+ * the note then describes the policy without the list. */
+static void fetch_policy(const struct policy_note *n, struct strv *globs, struct strv *sources)
+{
+	cleanup_strv struct strv argv = {0};
+	cleanup_free char *out = NULL;
+	int r = 0;
+
+	r = strv_ok(r, strv_push(&argv, n->sandyfs));
+	r = strv_ok(r, strv_push(&argv, "rules"));
+	r = strv_ok(r, strv_push(&argv, "--json"));
+	r = strv_ok(r, strv_extend(&argv, n->rule_args));
+	r = strv_ok(r, strv_push(&argv, "--"));
+	r = strv_ok(r, strv_push(&argv, n->project));
+	if (r < 0)
+		return;
+	if (proc_run(argv.v, PROC_IN_NULL | PROC_OUT_CAPTURE | PROC_ERR_NULL, &out, NULL) == 0)
+		policy_parse_rules(out, globs, sources);
+}
+
+int policy_note_text(const struct policy_note *n, char **text)
+{
+	cleanup_strv struct strv globs = {0};
+	cleanup_strv struct strv sources = {0};
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	if (!f)
+		return -ENOMEM;
+	fprintf(f, "# What you may write in %s\n\n", n->workspace);
+	if (!n->sandyfs) {
+		fprintf(f, "This session serves the project through a plain bind mount: no write\n"
+			   "policy applies, everything the file permissions allow is writable.\n");
+		goto done;
+	}
+	fetch_policy(n, &globs, &sources);
+	fprintf(f, "This project is served by sandyfs with an inverted write policy: you may\n"
+		   "create and change files only where these globs match (gitignore syntax):\n\n");
+	for (size_t i = 0; i < globs.n; i++)
+		fprintf(f, "    %s\n", globs.v[i]);
+	if (globs.n == 0)
+		fprintf(f, "    (the list could not be read when the session started)\n");
+	fprintf(f,
+		"\nEverything else is read-only. Protected names (.git internals, .envrc,\n"
+		".vscode/, .claude/settings.json, CI workflows, build and hook configs, ...)\n"
+		"stay read-only whether they exist or not, under any spelling, also through\n"
+		"renames, links and symlinks. Secrets such as .env are hidden.\n\n"
+		"A denied write fails with EROFS (\"Read-only file system\"). That is the\n"
+		"policy, not a fault: do not retry it or look for a way around it. Put the\n"
+		"change in a writable place, or tell the user what you need changed.\n\n"
+		"Each denial is recorded, one JSON line with the path, the deciding rule and\n"
+		"the reason, in %s (also $SANDY_DENIALS).\n",
+		n->denials);
+	if (sources.n) {
+		fprintf(f, "\nRules in effect:");
+		for (size_t i = 0; i < sources.n; i++)
+			fprintf(f, "%s %s", i ? "," : "", sources.v[i]);
+		fprintf(f, ".\n");
+	}
+done:
+	if (fclose(f) != 0) {
+		free(buf);
+		return -ENOMEM;
+	}
+	*text = buf;
+	return 0;
+}

@@ -1,0 +1,514 @@
+/* run.c - one session from start to end: the host checks, the session
+ * directory, the sandyfs mount, the command in its runtime, the loop that
+ * waits for the command while watching signals and the sandyfs daemon, and
+ * the teardown that runs however the session ends. */
+
+#include "sandy.h"
+#include "docker.h"
+#include "host.h"
+#include "mount.h"
+#include "nsrun.h"
+#include "policy_note.h"
+#include "proc.h"
+#include "session.h"
+#include "summary.h"
+
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+
+/* Seconds a container gets between SIGTERM and SIGKILL when sandy stops
+ * it, and how long after that the client may take to notice. */
+#define STOP_GRACE   5
+#define CLIENT_GRACE 3
+
+struct run {
+	const struct sandy_opts *o;
+	char project[PATH_MAX];
+	const char *engine; /* "docker", "podman", or NULL: --runtime=none */
+	char *sandyfs;	    /* NULL with --fs=bind */
+	struct host_user user;
+	struct session s;
+	bool have_session, view_shared, mounted;
+	struct sfs_daemon daemon;
+	struct git_snapshot *launch;
+	char *container;
+	int sigfd;
+	sigset_t oldmask;
+	bool signals_blocked;
+
+	pid_t child;
+	int status;	/* the command's, once it has ended */
+	int stopped_by; /* the signal that made sandy stop the session */
+	bool sandyfs_died;
+	bool stopping;
+	struct timespec kill_at; /* when to give up waiting for the child */
+};
+
+static const int session_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGCHLD};
+
+static long ms_until(const struct timespec *t)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (t->tv_sec - now.tv_sec) * 1000 + (t->tv_nsec - now.tv_nsec) / 1000000;
+}
+
+static void deadline_in(struct timespec *t, int seconds)
+{
+	clock_gettime(CLOCK_MONOTONIC, t);
+	t->tv_sec += seconds;
+}
+
+static const char *signal_name(int sig)
+{
+	switch (sig) {
+	case SIGINT:
+		return "SIGINT";
+	case SIGTERM:
+		return "SIGTERM";
+	case SIGHUP:
+		return "SIGHUP";
+	case SIGQUIT:
+		return "SIGQUIT";
+	case SIGKILL:
+		return "SIGKILL";
+	default:
+		return strsignal(sig);
+	}
+}
+
+/* Chooses the runtime: the one asked for (checked later, after the cheaper
+ * local checks), or the first engine that answers. */
+static void pick_runtime(struct run *r)
+{
+	switch (r->o->runtime) {
+	case SANDY_RUNTIME_DOCKER:
+		r->engine = "docker";
+		return;
+	case SANDY_RUNTIME_PODMAN:
+		r->engine = "podman";
+		return;
+	case SANDY_RUNTIME_NONE:
+		return;
+	case SANDY_RUNTIME_AUTO:
+		break;
+	}
+	if (engine_check("docker", true) == 0) {
+		r->engine = "docker";
+		return;
+	}
+	if (engine_check("podman", true) == 0) {
+		r->engine = "podman";
+		return;
+	}
+	/* Not silent: without a container the command sees the whole host,
+	 * only the project is policed. */
+	if (find_in_path("docker", NULL))
+		sandy_note("docker is installed but its daemon does not answer; running without a "
+			   "container (--runtime=none). Start the daemon, or pass --runtime=docker "
+			   "to insist");
+	else
+		sandy_note("no container engine found; running without a container "
+			   "(--runtime=none)");
+}
+
+static int resolve_project(struct run *r)
+{
+	struct stat st;
+
+	if (!realpath(r->o->project, r->project)) {
+		sandy_error("cannot use project directory '%s': %s", r->o->project,
+			    strerror(errno));
+		return -errno;
+	}
+	if (stat(r->project, &st) < 0 || !S_ISDIR(st.st_mode)) {
+		sandy_error("cannot use project directory '%s': not a directory", r->o->project);
+		return -ENOTDIR;
+	}
+	return 0;
+}
+
+static int host_checks(struct run *r)
+{
+	int e = resolve_project(r);
+
+	if (e == 0)
+		e = host_user(&r->user);
+	if (e == -ENOMEM)
+		sandy_error("out of memory");
+	if (e == 0)
+		pick_runtime(r);
+	if (e == 0 && r->o->fs == SANDY_FS_BIND && r->o->rule_args.n)
+		sandy_note("--type, --rules and --no-detect have no effect with --fs=bind (no "
+			   "policy)");
+	if (e == 0 && r->o->fs == SANDY_FS_FUSE) {
+		r->sandyfs = host_find_sandyfs();
+		if (!r->sandyfs)
+			return -ENOENT;
+		/* The container's processes, or sudo's user, are not the
+		 * daemon's uid. */
+		bool other = r->engine || r->user.via_sudo;
+		e = host_check_fuse(other);
+	}
+	if (e == 0 && r->engine && r->o->runtime != SANDY_RUNTIME_AUTO)
+		e = engine_check(r->engine, false);
+	if (e == 0 && r->engine)
+		e = engine_image_check(r->engine, r->o->image);
+	return e;
+}
+
+static int block_signals(struct run *r)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	for (size_t i = 0; i < sizeof(session_signals) / sizeof(session_signals[0]); i++)
+		sigaddset(&set, session_signals[i]);
+	if (sigprocmask(SIG_BLOCK, &set, &r->oldmask) < 0)
+		return -errno;
+	r->signals_blocked = true;
+	r->sigfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+	return r->sigfd < 0 ? -errno : 0;
+}
+
+static void unblock_signals(struct run *r)
+{
+	if (r->sigfd >= 0)
+		close(r->sigfd);
+	r->sigfd = -1;
+	if (r->signals_blocked)
+		sigprocmask(SIG_SETMASK, &r->oldmask, NULL);
+	r->signals_blocked = false;
+}
+
+static int start_mount(struct run *r)
+{
+	struct mount_entry e;
+	int e2;
+
+	/* A shared parent lets the container's rslave bind follow what is
+	 * mounted below it. Only root can make one; elsewhere the system's
+	 * own propagation (shared on systemd hosts) decides. */
+	if (geteuid() == 0) {
+		e2 = view_share(r->s.view);
+		if (e2 < 0)
+			sandy_note("cannot make '%s' a shared mount (%s); the container will not "
+				   "see a remounted sandyfs",
+				   r->s.view, strerror(-e2));
+		r->view_shared = e2 == 0;
+	}
+	bool other = r->engine || r->user.via_sudo;
+	e2 = sandyfs_mount(r->sandyfs, &r->o->rule_args, other, r->s.audit, r->s.pidfile,
+			   r->project, r->s.mountpoint);
+	if (e2 < 0) {
+		sandy_error("cannot serve '%s' through sandyfs", r->project);
+		return e2;
+	}
+	r->mounted = true;
+	e2 = sandyfs_watch(r->s.pidfile, &r->daemon);
+	if (e2 < 0) {
+		sandy_error("cannot watch the sandyfs daemon (pid file '%s'): %s", r->s.pidfile,
+			    strerror(-e2));
+		return e2;
+	}
+	if (mount_lookup(r->s.mountpoint, &e) < 0 || strncmp(e.fstype, "fuse", 4) != 0) {
+		sandy_error("sandyfs reported success but '%s' is not mounted", r->s.mountpoint);
+		return -EIO;
+	}
+	return 0;
+}
+
+static int write_policy_note(struct run *r)
+{
+	cleanup_free char *text = NULL;
+	struct policy_note n = {
+		.sandyfs = r->sandyfs,
+		.rule_args = &r->o->rule_args,
+		.project = r->project,
+		.workspace = r->engine ? "/workspace" : r->project,
+		.denials = r->engine ? "/run/sandy/denials.jsonl" : r->s.audit,
+	};
+	int e = policy_note_text(&n, &text);
+
+	if (e == 0)
+		e = write_file(r->s.policy, text, strlen(text), 0644);
+	if (e < 0)
+		sandy_error("cannot write the policy note '%s': %s", r->s.policy, strerror(-e));
+	return e;
+}
+
+static int start_command(struct run *r)
+{
+	if (!r->engine) {
+		struct ns_spec spec = {
+			.project = r->project,
+			.view = r->mounted ? r->s.mountpoint : NULL,
+			.session_dir = r->s.dir,
+			.policy = r->s.policy,
+			.audit = r->s.audit,
+			.session_id = r->s.id,
+			.user = &r->user,
+			.command = r->o->command,
+		};
+		return ns_start(&spec, &r->child);
+	}
+	struct container_spec spec = {
+		.engine = r->engine,
+		.image = r->o->image,
+		.name = r->container,
+		.session_id = r->s.id,
+		.project = r->project,
+		.workspace = r->mounted ? r->s.mountpoint : r->project,
+		.audit = r->s.audit,
+		.policy = r->s.policy,
+		.uid = r->user.uid,
+		.gid = r->user.gid,
+		.tty = isatty(STDIN_FILENO),
+		.command = r->o->command,
+	};
+	struct mount_entry e;
+	/* docker refuses rslave on a mount that is not shared or slave. */
+	spec.rslave = r->mounted && mount_lookup(r->s.mountpoint, &e) == 0 && (e.shared || e.slave);
+	host_limits(&spec.limits);
+	int err = container_start(&spec, &r->child);
+	if (err < 0)
+		sandy_error("cannot run '%s': %s", r->engine, strerror(-err));
+	return err;
+}
+
+static void announce(const struct run *r)
+{
+	if (r->engine && r->sandyfs)
+		sandy_note(
+			"serving '%s' through sandyfs at /workspace in a %s container (image %s)",
+			r->project, r->engine, r->o->image);
+	else if (r->engine)
+		sandy_note("bind-mounting '%s' at /workspace in a %s container (image %s), without "
+			   "policy (--fs=bind)",
+			   r->project, r->engine, r->o->image);
+	else if (r->sandyfs)
+		sandy_note("serving '%s' through sandyfs in a private mount namespace, without a "
+			   "container",
+			   r->project);
+	else
+		sandy_note("running in '%s' without policy or container (--fs=bind --runtime=none)",
+			   r->project);
+}
+
+static int setup(struct run *r)
+{
+	cleanup_free char *rundir = NULL;
+	int e;
+
+	if ((e = block_signals(r)) < 0) {
+		sandy_error("cannot set up signal handling: %s", strerror(-e));
+		return e;
+	}
+	if ((e = session_rundir(&rundir)) < 0)
+		return e;
+	session_sweep(rundir, r->sandyfs);
+	if ((e = session_create(rundir, r->project, &r->s)) < 0)
+		return e;
+	r->have_session = true;
+	if (r->engine) {
+		r->container = xasprintf("sandy-%s", r->s.id);
+		if (!r->container)
+			return -ENOMEM;
+		if ((e = session_record(&r->s, "runtime", r->engine)) < 0 ||
+		    (e = session_record(&r->s, "container", r->container)) < 0) {
+			sandy_error("cannot write to session directory '%s': %s", r->s.dir,
+				    strerror(-e));
+			return e;
+		}
+	}
+	e = snapshot_take(r->project, &r->launch);
+	if (e < 0)
+		sandy_note("cannot read the git status of '%s' (%s); the summary will not list "
+			   "changed files",
+			   r->project, strerror(-e));
+	/* Created before the mount: the container binds it read-only, and
+	 * sandyfs appends to it. */
+	if ((e = write_file(r->s.audit, "", 0, 0644)) < 0) {
+		sandy_error("cannot create audit log '%s': %s", r->s.audit, strerror(-e));
+		return e;
+	}
+	if (r->sandyfs && (e = start_mount(r)) < 0)
+		return e;
+	if ((e = write_policy_note(r)) < 0)
+		return e;
+	if (!r->o->quiet)
+		announce(r);
+	return start_command(r);
+}
+
+/* Asks the command to end: the container through its engine (which
+ * escalates to SIGKILL after the grace period), a plain process with SIG. */
+static void stop_command(struct run *r, int sig)
+{
+	if (r->stopping || r->child <= 0)
+		return;
+	r->stopping = true;
+	if (r->engine) {
+		container_stop(r->engine, r->container, STOP_GRACE);
+		deadline_in(&r->kill_at, CLIENT_GRACE);
+	} else {
+		kill(r->child, sig);
+		deadline_in(&r->kill_at, STOP_GRACE);
+	}
+}
+
+static bool reap(struct run *r)
+{
+	int ws;
+	pid_t p = waitpid(r->child, &ws, WNOHANG);
+
+	if (p != r->child)
+		return false;
+	r->status = proc_status(ws);
+	r->child = -1;
+	return true;
+}
+
+static void on_signal(struct run *r, const struct signalfd_siginfo *si)
+{
+	int sig = (int)si->ssi_signo;
+
+	if (sig == SIGCHLD)
+		return;
+	/* Ctrl-C at a terminal reaches the whole foreground group, the
+	 * command included; without a container it decides for itself
+	 * (an interactive shell just drops the line). */
+	if (sig == SIGINT && !r->engine && si->ssi_code == SI_KERNEL)
+		return;
+	if (r->stopping)
+		return;
+	r->stopped_by = sig;
+	sandy_note("received %s; stopping the %s", signal_name(sig),
+		   r->engine ? "container" : "command");
+	stop_command(r, sig);
+}
+
+static void wait_for_command(struct run *r)
+{
+	while (r->child > 0) {
+		struct pollfd p[2] = {{.fd = r->sigfd, .events = POLLIN},
+				      {.fd = r->daemon.fd, .events = POLLIN}};
+		nfds_t np = r->mounted && r->daemon.fd >= 0 && !r->sandyfs_died ? 2 : 1;
+		long timeout = -1;
+		if (r->mounted && r->daemon.fd < 0 && !r->sandyfs_died)
+			timeout = 500; /* no pidfd: poll the daemon */
+		if (r->stopping) {
+			long left = ms_until(&r->kill_at);
+			timeout = left < 0 ? 0 : (timeout < 0 || left < timeout ? left : timeout);
+		}
+		if (poll(p, np, (int)timeout) < 0 && errno != EINTR)
+			break;
+		struct signalfd_siginfo si;
+		while (read(r->sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si))
+			on_signal(r, &si);
+		if (reap(r))
+			break;
+		if (r->mounted && !r->sandyfs_died && !sandyfs_alive(&r->daemon)) {
+			r->sandyfs_died = true;
+			sandy_error("sandyfs stopped serving '%s' (its daemon, pid %ld, is gone); "
+				    "stopping the %s",
+				    r->project, (long)r->daemon.pid,
+				    r->engine ? "container" : "command");
+			stop_command(r, SIGTERM);
+		}
+		if (r->stopping && ms_until(&r->kill_at) <= 0) {
+			kill(r->child, SIGKILL);
+			r->status = proc_wait(r->child);
+			r->child = -1;
+		}
+	}
+}
+
+static void teardown(struct run *r, bool ran)
+{
+	if (r->child > 0) {
+		/* Setup failed after the command started: never leave it. */
+		stop_command(r, SIGTERM);
+		kill(r->child, SIGKILL);
+		proc_wait(r->child);
+		r->child = -1;
+	}
+	if (r->container)
+		container_remove(r->engine, r->container);
+	if (r->mounted) {
+		if (unmount_path(r->sandyfs, r->s.mountpoint) == 0)
+			r->mounted = false;
+		/* The audit log is complete once the daemon is gone. */
+		sandyfs_wait_exit(&r->daemon, 2000);
+	}
+	if (r->view_shared && !r->mounted) {
+		if (umount2(r->s.view, 0) < 0)
+			umount2(r->s.view, MNT_DETACH);
+		r->view_shared = false;
+	}
+	if (ran && !r->o->quiet) {
+		struct denial_stats *d = NULL;
+		int e = r->sandyfs ? denials_read(r->s.audit, &d) : 0;
+		if (e < 0)
+			sandy_note("cannot read the audit log '%s': %s", r->s.audit, strerror(-e));
+		summary_print(stderr, r->project, r->launch, d, r->sandyfs != NULL);
+		denials_free(d);
+	}
+	sandyfs_unwatch(&r->daemon);
+	/* A mount that would not go keeps its directory: never remove
+	 * around it. The next sandy cleans it up. */
+	if (r->have_session)
+		session_end(&r->s, !r->mounted && !r->view_shared);
+	unblock_signals(r);
+}
+
+static void report_end(const struct run *r)
+{
+	if (r->sandyfs_died || r->stopped_by)
+		return;
+	if (r->engine && r->status == 125)
+		sandy_error("%s could not start the container (status 125)", r->engine);
+	else if (r->status > 128 && r->status < 128 + 65)
+		sandy_note("the command was killed by %s (exit status %d)",
+			   signal_name(r->status - 128), r->status);
+}
+
+int sandy_run(const struct sandy_opts *o)
+{
+	struct run r = {.o = o, .sigfd = -1, .child = -1, .daemon = {.pid = -1, .fd = -1}};
+	int status;
+
+	if (host_checks(&r) < 0) {
+		status = SANDY_EXIT_FAILURE;
+		goto out;
+	}
+	if (setup(&r) < 0) {
+		teardown(&r, false);
+		status = SANDY_EXIT_FAILURE;
+		goto out;
+	}
+	wait_for_command(&r);
+	report_end(&r);
+	teardown(&r, true);
+	if (r.sandyfs_died)
+		status = SANDY_EXIT_FAILURE;
+	else if (r.stopped_by)
+		status = 128 + r.stopped_by;
+	else
+		status = r.status;
+out:
+	snapshot_free(r.launch);
+	host_user_free(&r.user);
+	free(r.sandyfs);
+	free(r.container);
+	return status;
+}

@@ -1,0 +1,44 @@
+/* session.h - the session directory: one per running sandy under the
+ * user's runtime directory, holding the mountpoint, the audit log, the
+ * policy note and a lock that the live sandy holds. A directory whose lock
+ * is free belongs to a run that died; the next sandy cleans it up (its
+ * container, its mounts, dead or alive, then the directory). */
+#ifndef SANDY_SESSION_H
+#define SANDY_SESSION_H
+
+#include <stdbool.h>
+
+struct session {
+	char *rundir;
+	char *dir;
+	char *id; /* also names the container: sandy-ID */
+	int lockfd;
+	char *view;	  /* DIR/view, the shared bind */
+	char *mountpoint; /* DIR/view/workspace, where sandyfs serves */
+	char *audit;	  /* DIR/denials.jsonl */
+	char *policy;	  /* DIR/POLICY.md */
+	char *pidfile;	  /* DIR/sandyfs.pid */
+};
+
+/* The user's runtime directory for sandy: $XDG_RUNTIME_DIR/sandy, /run/sandy
+ * for root, /run/user/UID/sandy, or /tmp/sandy-UID; created, and checked to
+ * be the user's own. */
+int session_rundir(char **out);
+
+/* Cleans up every session under RUNDIR whose sandy is gone. Prints what it
+ * did; failures are reported and skipped, never fatal. */
+void session_sweep(const char *rundir, const char *sandyfs);
+
+/* Creates and locks a new session directory for PROJECT. */
+int session_create(const char *rundir, const char *project, struct session *s);
+
+/* Remembers KEY=VALUE in the session directory (the runtime and container
+ * name), for the sweep of a crashed run. */
+int session_record(const struct session *s, const char *key, const char *value);
+
+/* Releases the lock and, with REMOVE, the session directory first (its
+ * mounts must be gone: nothing here recurses, so a mount left behind is
+ * never walked into). Without REMOVE, the next sandy's sweep cleans up. */
+void session_end(struct session *s, bool remove);
+
+#endif

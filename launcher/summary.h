@@ -1,0 +1,30 @@
+/* summary.h - the session summary: denials grouped by the rule that decided
+ * them (from the audit log), and the files the session changed, from a
+ * libgit2 status taken at launch and again at the end. */
+#ifndef SANDY_SUMMARY_H
+#define SANDY_SUMMARY_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+struct git_snapshot;
+
+/* The status of the repository holding PROJECT, limited to PROJECT; with
+ * *OUT NULL (and 0 returned) when PROJECT is in no work tree. */
+int snapshot_take(const char *project, struct git_snapshot **out);
+void snapshot_free(struct git_snapshot *s);
+
+struct denial_stats;
+
+/* Reads the audit log (one JSON object per line). Missing file: no
+ * denials. */
+int denials_read(const char *path, struct denial_stats **out);
+void denials_free(struct denial_stats *d);
+unsigned long denials_total(const struct denial_stats *d);
+
+/* Prints the summary to F. AUDIT NULL: the session had no policy
+ * (--fs=bind). */
+void summary_print(FILE *f, const char *project, const struct git_snapshot *launch,
+		   const struct denial_stats *denials, bool have_policy);
+
+#endif

@@ -1,0 +1,153 @@
+#!/usr/bin/env bash
+# Bad input and failed host checks (issue 6, acceptance 5), and the small
+# subcommands: every failure gives a clear message and status 125, leaves
+# nothing mounted, no container and no session directory. Also --help,
+# --version, `sandy explain` passing through to sandyfs, `sandy
+# build-image` (with a local base image: no registry is reachable here).
+source "$SANDY_SRC/tests/launcher/helpers.bash"
+require_docker
+
+base=$(scratch)
+proj=$base/proj
+make_repo "$proj" || exit 1
+clean_leftovers "$proj"
+
+# fails NAME MESSAGE ARGS...: sandy ARGS fails with 125, prints MESSAGE
+# (a fixed string) on stderr, and leaves nothing behind.
+fails() {
+	local name=$1 msg=$2 rc
+	shift 2
+	"$SANDY" "$@" </dev/null >"$base/out" 2>"$base/err"
+	rc=$?
+	check_eq "$name: exit status 125" 125 "$rc"
+	if grep -qF -- "$msg" "$base/err"; then
+		ok "$name: says '$msg'"
+	else
+		not_ok "$name: says '$msg'"
+		sed 's/^/#   /' "$base/err"
+	fi
+	check_eq "$name: the command did not run" "" "$(cat "$base/out")"
+	check "$name: nothing mounted" no_sandy_mounts "$proj"
+	check "$name: no container" no_container "$proj"
+	check "$name: no session directory" no_session_dir "$proj"
+}
+
+out=$("$SANDY" --help)
+check_eq "--help exits 0" 0 "$?"
+check "--help prints the usage" grep -q '^usage: sandy \[OPTIONS\] \[PROJECT_DIR\] \[-- COMMAND' <<<"$out"
+check "--help documents the exit statuses" grep -q '125 when sandy' <<<"$out"
+out=$("$SANDY" --version)
+check "--version prints the version" grep -Eq '^sandy [0-9]+\.[0-9]+\.[0-9]+ ' <<<"$out"
+
+fails "missing PROJECT_DIR" "cannot use project directory '$base/missing': No such file or directory" \
+	"$base/missing" -- echo ran
+fails "PROJECT_DIR a file" "cannot use project directory '$proj/README': not a directory" \
+	"$proj/README" -- echo ran
+fails "unknown --fs" "unknown filesystem 'nfs' for --fs (fuse, bind)" --fs=nfs "$proj" -- echo ran
+fails "unknown --runtime" "unknown runtime 'lxc' for --runtime (docker, podman, none)" \
+	--runtime lxc "$proj" -- echo ran
+fails "unknown option" "unknown option '--frobnicate'" --frobnicate "$proj" -- echo ran
+fails "option without its value" "option '--image' needs a value" "$proj" --image
+fails "'--' without a command" "no COMMAND after '--'" "$proj" --
+fails "two project directories" "more than one PROJECT_DIR" "$proj" "$base" -- echo ran
+
+fails "missing image" "image 'sandy-test-missing:0' not found in docker" \
+	--image sandy-test-missing:0 "$proj" -- echo ran
+if ! docker image inspect sandy-agent:latest >/dev/null 2>&1; then
+	fails "default image not built" "build it with 'sandy build-image'" \
+		--image sandy-agent:latest "$proj" -- echo ran
+fi
+
+# A broken rule file: sandyfs names file, line and reason; sandy stops.
+printf '{\n  "name": "broken",\n  "write": ["src/**",\n}\n' >"$base/broken.json"
+fails "broken rule file (docker)" "broken.json" --rules "$base/broken.json" "$proj" -- echo ran
+fails "broken rule file, line" "broken.json:4" --rules "$base/broken.json" "$proj" -- echo ran
+fails "broken rule file (none)" "broken.json" --runtime=none --rules "$base/broken.json" \
+	"$proj" -- echo ran
+fails "unknown project type" "nosuchtype" --type nosuchtype "$proj" -- echo ran
+
+SANDYFS=/nonexistent/sandyfs "$SANDY" "$proj" -- echo ran </dev/null >"$base/out" 2>"$base/err"
+check_eq "sandyfs missing: exit status 125" 125 "$?"
+check "sandyfs missing: says so and how to fix it" \
+	grep -q "cannot run sandyfs '/nonexistent/sandyfs' named by \$SANDYFS" "$base/err"
+check "sandyfs missing: nothing mounted" no_sandy_mounts "$proj"
+
+# The container engine: absent, or its daemon not answering.
+PATH=/nonexistent "$SANDY" --runtime=docker "$proj" -- echo ran </dev/null >"$base/out" 2>"$base/err"
+check_eq "docker missing: exit status 125" 125 "$?"
+check "docker missing: says how to install it" grep -q "cannot find 'docker': install it" "$base/err"
+check "docker missing: nothing mounted" no_sandy_mounts "$proj"
+out=$(PATH=/nonexistent "$SANDY" "$proj" -- /bin/echo ran </dev/null 2>"$base/err")
+check_eq "no engine at all: the default runtime is none, and the command runs" ran "$out"
+check "no engine at all: sandy says it runs without a container" \
+	grep -q "no container engine found; running without a container" "$base/err"
+
+DOCKER_HOST=unix:///nonexistent/docker.sock "$SANDY" --runtime=docker "$proj" -- echo ran \
+	</dev/null >"$base/out" 2>"$base/err"
+check_eq "daemon down: exit status 125" 125 "$?"
+check "daemon down: says the daemon does not answer and what to do" \
+	grep -q "cannot reach the docker daemon: .*; start it" "$base/err"
+check "daemon down: nothing mounted" no_sandy_mounts "$proj"
+check "daemon down: no session directory" no_session_dir "$proj"
+out=$(DOCKER_HOST=unix:///nonexistent/docker.sock "$SANDY" "$proj" -- echo ran </dev/null 2>"$base/err")
+check_eq "daemon down, no --runtime: falls back to none and runs" ran "$out"
+check "daemon down, no --runtime: says so" \
+	grep -q "docker is installed but its daemon does not answer; running without a container" \
+	"$base/err"
+
+# FUSE: a user's mount that other uids must enter needs user_allow_other.
+ensure_test_user
+uproj=$base/uproj
+make_repo "$uproj" && chown -R "$TEST_USER:" "$uproj"
+runuser -u "$TEST_USER" -- env SANDYFS="$SANDYFS" "$SANDY" --runtime=docker "$uproj" -- echo ran \
+	</dev/null >"$base/out" 2>"$base/err"
+rc=$?
+if grep -qx '[[:space:]]*user_allow_other[[:space:]]*' /etc/fuse.conf 2>/dev/null; then
+	diag "user_allow_other is set in /etc/fuse.conf here: checking that sandy does not ask for it"
+	check_fails "user_allow_other set: not asked for" grep -q user_allow_other "$base/err"
+else
+	check_eq "no user_allow_other: exit status 125" 125 "$rc"
+	check "no user_allow_other: says how to enable it" \
+		grep -q "add a line 'user_allow_other' to /etc/fuse.conf" "$base/err"
+fi
+check "no user_allow_other: nothing mounted" \
+	eval "! grep -q ' $uproj \| /tmp/sandy-$(id -u "$TEST_USER")/' /proc/self/mountinfo"
+
+# --- sandy explain: passes the rule options through to sandyfs explain
+fake=$base/fake-sandyfs
+cat >"$fake" <<'SH'
+#!/bin/sh
+printf '%s\n' "$@" >"$FAKE_ARGS"
+exit 3
+SH
+chmod +x "$fake"
+(cd "$base" && FAKE_ARGS=$base/args SANDYFS=$fake "$SANDY" explain -t node -r rules.json \
+	--no-detect --json -C "$proj" .envrc src/a.c)
+check_eq "explain: sandyfs explain's status is sandy's" 3 "$?"
+check_eq "explain: the arguments reach sandyfs explain" \
+	"explain --json --type node --rules $base/rules.json --no-detect -- $proj .envrc src/a.c" \
+	"$(paste -sd' ' "$base/args")"
+"$SANDY" explain -C "$proj" </dev/null >/dev/null 2>"$base/err"
+check_eq "explain without PATH: exit status 125" 125 "$?"
+check "explain without PATH: says so" grep -q "explain needs at least one PATH" "$base/err"
+out=$("$SANDY" explain -C "$proj" .envrc src/main.c 2>&1)
+check_eq "explain with the real sandyfs: exit status 0" 0 "$?"
+check "explain with the real sandyfs: .envrc is protected" grep -q 'protected' <<<"$out"
+
+# --- sandy build-image (on a local base image; the real Dockerfile needs a
+# registry for debian:12-slim, which this machine cannot reach)
+ctx=$base/ctx
+mkdir -p "$ctx"
+printf 'FROM %s\nRUN echo built >/built\n' "$TEST_IMAGE" >"$ctx/Dockerfile"
+SANDY_CONTAINER_DIR=$ctx "$SANDY" build-image --image sandy-test-built:1 >/dev/null 2>"$base/err"
+check_eq "build-image: exit status 0" 0 "$?"
+check_eq "build-image: the image is built from the Dockerfile" built \
+	"$(docker run --rm sandy-test-built:1 cat /built 2>&1)"
+docker rmi sandy-test-built:1 >/dev/null 2>&1
+check "the shipped Dockerfile is found by default" \
+	test -f "$SANDY_SRC/launcher/container/Dockerfile"
+"$SANDY" build-image --runtime=none >/dev/null 2>"$base/err"
+check_eq "build-image --runtime=none: exit status 125" 125 "$?"
+check "build-image --runtime=none: says it needs docker or podman" \
+	grep -q "build-image needs --runtime=docker or podman" "$base/err"
+done_testing

@@ -1,0 +1,160 @@
+#!/usr/bin/env bash
+# sandy without a container and with a plain bind mount (issue 6,
+# acceptance 2): --runtime=none gives the same verdicts as docker, on the
+# project's own path, as root, through sudo and as an unprivileged user;
+# --fs=bind lets the .envrc write through, which proves the comparison is
+# real. Every case checks the host side afterwards.
+source "$SANDY_SRC/tests/launcher/helpers.bash"
+require_docker
+
+base=$(scratch)
+rules=$base/rules.json
+write_test_rules "$rules" || exit 1
+
+# The session of acceptance 1 in PROJ with sandy's extra arguments ARGS;
+# leaves OUT, ERR and RC.
+session() {
+	local proj=$1
+	shift
+	out=$(cd "$proj" && "$SANDY" "$@" -- sh -c '
+		echo allowed >notes.txt && echo "notes.txt written"
+		echo "export EVIL=1" >.envrc && echo "envrc written" || echo "envrc refused"
+		echo "[core] fsmonitor = evil" >>.git/config && echo "gitconfig written" ||
+			echo "gitconfig refused"
+		echo "--- audit"
+		cat "$SANDY_DENIALS"' </dev/null 2>"$base/err")
+	rc=$?
+	err=$(cat "$base/err")
+}
+
+dump() {
+	diag "stdout:"
+	sed 's/^/#   /' <<<"$out"
+	diag "stderr:"
+	sed 's/^/#   /' <<<"$err"
+}
+
+# --- --runtime=none, as root
+proj=$base/none
+make_repo "$proj" || exit 1
+clean_leftovers "$proj"
+before=$(sha256sum <"$proj/.git/config")
+session "$proj" --runtime=none --rules "$rules"
+f=$_failed
+check_eq "none: the exit status is the command's" 0 "$rc"
+check "none: the banner says there is no container" grep -q 'without a container' <<<"$err"
+check_eq "none: the allowed write is on the host" allowed "$(cat "$proj/notes.txt" 2>&1)"
+check "none: .envrc fails with EROFS" grep -q '\.envrc: Read-only file system' <<<"$err"
+check ".envrc is absent on the host afterwards" test ! -e "$proj/.envrc"
+check "none: the .git/config write fails" grep -qx "gitconfig refused" <<<"$out"
+check_eq "none: .git/config unchanged on the host" "$before" "$(sha256sum <"$proj/.git/config")"
+check "none: the summary lists the .envrc denial with its rule" \
+	grep -Eq "^ +[0-9]+ +.*\.envrc.*e\.g\. [a-z]+ '\.envrc'" <<<"$err"
+check "none: the summary lists the .git/config denial with its rule" \
+	grep -Eq "^ +[0-9]+ +.*\.git.*e\.g\. [a-z]+ '\.git/config'" <<<"$err"
+check "none: the summary lists the changed file" grep -Eq '^ +A +notes\.txt$' <<<"$err"
+check "none: nothing left mounted (mountinfo)" no_sandy_mounts "$proj"
+[ "$_failed" = "$f" ] || dump
+
+out=$(cd "$proj/src" && "$SANDY" -q --runtime=none "$proj" -- sh -c '
+	pwd; grep " '"$proj"' " /proc/self/mountinfo | grep -c fuse.sandyfs
+	echo x >>"$SANDY_DENIALS" 2>/dev/null && echo "audit writable"
+	test -r "$SANDY_POLICY" && echo "policy readable"' </dev/null 2>&1)
+check_eq "none: a working directory inside the project is kept" "$proj/src" "$(sed -n 1p <<<"$out")"
+check_eq "none: the project path is the sandyfs view" 1 "$(sed -n 2p <<<"$out")"
+check_fails "none: the audit log is read-only" grep -q "audit writable" <<<"$out"
+check "none: the policy note is readable" grep -q "policy readable" <<<"$out"
+check "none: nothing left mounted" no_sandy_mounts "$proj"
+
+# Exit statuses pass through; a missing command is 127 as in a shell.
+"$SANDY" -q --runtime=none "$proj" -- sh -c 'exit 9' </dev/null 2>/dev/null
+check_eq "none: the command's status is sandy's" 9 "$?"
+"$SANDY" -q --runtime=none "$proj" -- /no/such/command </dev/null 2>/dev/null
+check_eq "none: a missing command gives 127" 127 "$?"
+check "none: nothing left mounted after a missing command" no_sandy_mounts "$proj"
+
+# The policy note lists the writable globs and the rule files that
+# `sandyfs rules --json` reports (here a stand-in that answers for it).
+fake=$base/fake-sandyfs
+cat >"$fake" <<SH
+#!/bin/sh
+if [ "\$1" = rules ]; then
+	cat <<'JSON'
+{"sources": [{"path": "/x/rules/base.json", "name": "base", "origin": "shipped"},
+             {"path": "/y/extra.json", "origin": "command line"}],
+ "rules": [{"class": "protected", "pattern": ".envrc"},
+           {"class": "writable", "pattern": "src/**"},
+           {"class": "writable", "pattern": "docs/*.md"},
+           {"class": "writable", "pattern": "src/**"}]}
+JSON
+	exit 0
+fi
+exec "$SANDYFS" "\$@"
+SH
+chmod +x "$fake"
+out=$(SANDYFS=$fake "$SANDY" -q --runtime=none "$proj" -- sh -c 'cat "$SANDY_POLICY"' </dev/null 2>&1)
+check_eq "the policy note lists the writable globs, once each" "    src/**|    docs/*.md" \
+	"$(grep '^    [^ ]' <<<"$out" | paste -sd'|')"
+check "the policy note names the rules in effect" \
+	grep -qx 'Rules in effect: base, extra.json.' <<<"$out"
+check "the policy note says where denials are logged" grep -q 'denials.jsonl' <<<"$out"
+
+# The default command is the user's shell.
+out=$(echo 'echo "shell=$0"' | SHELL=/bin/sh "$SANDY" -q --runtime=none "$proj" 2>&1)
+check "none: without COMMAND the user's shell runs" grep -q '^shell=' <<<"$out"
+
+# --- through sudo: the command runs as the invoking user
+ensure_test_user
+tuid=$(id -u "$TEST_USER") tgid=$(id -g "$TEST_USER")
+proj=$base/sudo
+make_repo "$proj" && chown -R "$TEST_USER:" "$proj" || exit 1
+clean_leftovers "$proj"
+out=$(cd "$proj" && SUDO_UID=$tuid SUDO_GID=$tgid SUDO_USER=$TEST_USER \
+	"$SANDY" -q --runtime=none --rules "$rules" -- sh -c '
+	echo "uid=$(id -u) gid=$(id -g)"
+	echo mine >notes.txt && echo "notes.txt written"' </dev/null 2>&1)
+check_eq "sudo: the command runs as the invoking user" "uid=$tuid gid=$tgid" \
+	"$(grep '^uid=' <<<"$out")"
+check_eq "sudo: its allowed write is on the host, owned by the user" "$tuid mine" \
+	"$(stat -c %u "$proj/notes.txt" 2>&1) $(cat "$proj/notes.txt" 2>&1)"
+check "sudo: nothing left mounted" no_sandy_mounts "$proj"
+
+# --- as an unprivileged user (a user namespace makes the mount namespace)
+proj=$base/user
+make_repo "$proj" && chown -R "$TEST_USER:" "$proj" || exit 1
+out=$(cd "$proj" && runuser -u "$TEST_USER" -- env SANDYFS="$SANDYFS" XDG_RUNTIME_DIR= \
+	"$SANDY" --runtime=none --rules "$rules" -- sh -c '
+	echo "uid=$(id -u)"
+	echo mine >notes.txt && echo "notes.txt written"
+	echo "export EVIL=1" >.envrc || echo "envrc refused"' </dev/null 2>&1)
+check_eq "user: the command runs as the user" "uid=$tuid" "$(grep '^uid=' <<<"$out")"
+check_eq "user: the allowed write is on the host" mine "$(cat "$proj/notes.txt" 2>&1)"
+check "user: .envrc is refused" grep -qx "envrc refused" <<<"$out"
+check "user: .envrc is absent on the host" test ! -e "$proj/.envrc"
+check "user: nothing left mounted" \
+	eval "! grep -q ' $proj \| /tmp/sandy-$tuid/' /proc/self/mountinfo"
+
+# --- --fs=bind: the plain bind mount lets the .envrc write through
+proj=$base/bind
+make_repo "$proj" || exit 1
+clean_leftovers "$proj"
+session "$proj" --fs=bind
+f=$_failed
+check_eq "bind: the exit status is the command's" 0 "$rc"
+check "bind: the banner says there is no policy" grep -q 'without policy' <<<"$err"
+check_eq "bind: the allowed write is on the host" allowed "$(cat "$proj/notes.txt" 2>&1)"
+check "bind: the .envrc write succeeds" grep -qx "envrc written" <<<"$out"
+check_eq "bind: .envrc is on the host afterwards" "export EVIL=1" "$(cat "$proj/.envrc" 2>&1)"
+check "bind: the summary says there was no policy" grep -q 'no write policy' <<<"$err"
+check "bind: the summary lists .envrc as changed" grep -Eq '^ +A +\.envrc$' <<<"$err"
+check "bind: nothing left mounted" no_sandy_mounts "$proj"
+check "bind: no container left" no_container "$proj"
+[ "$_failed" = "$f" ] || dump
+
+proj=$base/bindnone
+make_repo "$proj" || exit 1
+session "$proj" --fs=bind --runtime=none
+check "bind, none: the .envrc write succeeds" grep -qx "envrc written" <<<"$out"
+check "bind, none: .envrc is on the host afterwards" test -f "$proj/.envrc"
+check "bind, none: nothing left mounted" no_sandy_mounts "$proj"
+done_testing
