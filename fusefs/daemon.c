@@ -249,11 +249,14 @@ static int load_policy(const struct sfs_mount_opts *o, const char *source, struc
 	}
 	r = sfs_git_protect_layout(*out, source, &errmsg);
 	if (r < 0) {
-		/* The .git names are immutable whatever happens here; only
-		 * what libgit2 would have added is missing. */
-		fprintf(stderr,
-			"sandyfs: warning: %s; only .git names are protected as git internals\n",
-			errmsg ? errmsg : strerror(-r));
+		/* What git would run from outside .git (core.hooksPath, a
+		 * separate gitdir) is unknown: no mount with that hole. */
+		error("%s; git's hooks directory cannot be protected, so nothing is mounted",
+		      errmsg ? errmsg : strerror(-r));
+		free(errmsg);
+		sfs_policy_free(*out);
+		*out = NULL;
+		return r;
 	}
 	free(errmsg);
 	return 0;
@@ -300,7 +303,7 @@ int sfs_mount_main(const struct sfs_mount_opts *o)
 		.cache_timeout = o->cache_timeout,
 		.watched_timeout = 60.0,
 		.watch_host = true,
-		.no_open = true,
+		.no_open = o->lazy_open,
 		.anchor_limit = anchor_budget(),
 	};
 	struct sfs_policy *policy = NULL;
@@ -365,7 +368,7 @@ int sfs_mount_main(const struct sfs_mount_opts *o)
 		goto out_unmount;
 	}
 	fuse_loop_cfg_set_max_threads(loop, 16);
-	fuse_loop_cfg_set_idle_threads(loop, 4);
+	fuse_loop_cfg_set_idle_threads(loop, 8);
 	r = fuse_session_loop_mt(se, loop);
 	fuse_loop_cfg_destroy(loop);
 	/* libfuse returns the number of the signal that ended the loop:

@@ -16,6 +16,7 @@ struct sfs_mount_opts {
 	char *fuse_opts; /* comma-separated -o options, or NULL */
 	const char *pid_file;
 	const char *audit_file; /* --audit, or NULL */
+	bool lazy_open;		/* --lazy-open */
 	struct sfs_rule_opts rules;
 	double cache_timeout;
 };

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #define MAX_SUBMODULE_DEPTH 8
 
@@ -163,10 +164,17 @@ int sfs_git_protect_layout(struct sfs_policy *p, const char *source, char **errm
 		return -e;
 	}
 	git_libgit2_init();
+	/* The daemon (root) reads a repository the user owns: git's
+	 * safe.directory ownership check is for running its config, and
+	 * nothing here runs anything. */
+	git_libgit2_opts(GIT_OPT_SET_OWNER_VALIDATION, 0);
 	/* Searching upwards too: SOURCE inside a repository may hold that
 	 * repository's hooksPath. */
 	int r = git_repository_open_ext(&repo, real, 0, NULL);
-	if (r == GIT_ENOTFOUND) {
+	char dotgit[PATH_MAX + 8];
+	struct stat st;
+	snprintf(dotgit, sizeof(dotgit), "%s/.git", real);
+	if (r == GIT_ENOTFOUND && lstat(dotgit, &st) != 0) {
 		git_libgit2_shutdown();
 		return 0;
 	}

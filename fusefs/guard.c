@@ -3,7 +3,10 @@
 #include "compat.h"
 #include "util.h"
 
+#include "canon.h"
+
 #include <dirent.h>
+#include <fnmatch.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -26,12 +29,83 @@ struct overlay {
 
 struct sfs_guard {
 	struct sfs_policy *policy;
+	/* Canonical names (or glob components) that stricter rules pass
+	 * through on the way to what they protect. */
+	char **shadow;
+	size_t nshadow;
 	struct sfs_audit *audit;
 	struct sfs_table *table;
 	pthread_rwlock_t mutation;
 	struct overlay *overlays;
 	size_t noverlays;
 };
+
+static bool is_strict(enum sfs_class cls)
+{
+	return cls == SFS_CLASS_PROTECTED || cls == SFS_CLASS_HIDDEN || cls == SFS_CLASS_OVERLAY ||
+	       cls == SFS_CLASS_IMMUTABLE;
+}
+
+static int canon_name(const char *name, size_t len, char *out, size_t cap)
+{
+	ssize_t n = sfs_canon_component(name, len, out, cap - 1);
+
+	if (n < 0)
+		return (int)n;
+	out[n] = '\0';
+	return 0;
+}
+
+/* Collects the directory components of PATTERN before its last one. */
+static int add_shadows(struct sfs_guard *g, const char *pattern)
+{
+	const char *p = pattern;
+	char canon[SFS_CANON_CAP(NAME_MAX) + 1];
+
+	while (*p == '/')
+		p++;
+	for (;;) {
+		size_t len = strcspn(p, "/");
+		const char *next = p + len;
+		while (*next == '/')
+			next++;
+		if (!*next)
+			return 0; /* the last component: the protected name itself */
+		if (len == 0 || (len == 2 && p[0] == '*' && p[1] == '*') || len > NAME_MAX) {
+			p = next;
+			continue;
+		}
+		if (canon_name(p, len, canon, sizeof(canon)) < 0)
+			return -EINVAL;
+		bool known = false;
+		for (size_t i = 0; i < g->nshadow && !known; i++)
+			known = strcmp(g->shadow[i], canon) == 0;
+		if (!known) {
+			char **grown = realloc(g->shadow, (g->nshadow + 1) * sizeof(*grown));
+			if (!grown)
+				return -ENOMEM;
+			g->shadow = grown;
+			if (!(g->shadow[g->nshadow] = strdup(canon)))
+				return -ENOMEM;
+			g->nshadow++;
+		}
+		p = next;
+	}
+}
+
+static int collect_shadows(struct sfs_guard *g)
+{
+	int r = add_shadows(g, ".git/x"); /* the built-in immutable name */
+
+	for (size_t i = 0; r == 0 && i < sfs_policy_rule_count(g->policy); i++) {
+		const struct sfs_rule *rule = sfs_policy_rule(g->policy, i);
+		if (is_strict(rule->cls) && !rule->released_by)
+			r = add_shadows(g, rule->pattern);
+	}
+	for (size_t i = 0; r == 0 && i < sfs_policy_immutable_count(g->policy); i++)
+		r = add_shadows(g, sfs_policy_immutable(g->policy, i)->pattern);
+	return r;
+}
 
 int sfs_guard_new(struct sfs_policy *policy, struct sfs_audit *audit, struct sfs_table *table,
 		  struct sfs_guard **out, char **errmsg)
@@ -70,6 +144,11 @@ int sfs_guard_new(struct sfs_policy *policy, struct sfs_audit *audit, struct sfs
 		}
 		g->overlays[g->noverlays++] = (struct overlay){r->overlay_file, fd};
 	}
+	int r = collect_shadows(g);
+	if (r < 0) {
+		sfs_guard_free(g);
+		return r;
+	}
 	*out = g;
 	return 0;
 }
@@ -81,6 +160,9 @@ void sfs_guard_free(struct sfs_guard *g)
 	for (size_t i = 0; i < g->noverlays; i++)
 		close(g->overlays[i].fd);
 	free(g->overlays);
+	for (size_t i = 0; i < g->nshadow; i++)
+		free(g->shadow[i]);
+	free(g->shadow);
 	pthread_rwlock_destroy(&g->mutation);
 	sfs_audit_close(g->audit);
 	sfs_policy_free(g->policy);
@@ -161,6 +243,26 @@ int sfs_guard_deny_builtin(struct sfs_guard *g, const struct sfs_caller *c, cons
 	return deny(g, c, relpath, opname, NULL, &d, EROFS);
 }
 
+int sfs_guard_symlink_name(struct sfs_guard *g, const struct sfs_caller *c, const char *linkpath,
+			   const char *opname)
+{
+	char canon[SFS_CANON_CAP(NAME_MAX) + 1];
+	const char *slash = strrchr(linkpath, '/');
+	const char *name = slash ? slash + 1 : linkpath;
+
+	if (strlen(name) > NAME_MAX || canon_name(name, strlen(name), canon, sizeof(canon)) < 0)
+		return sfs_guard_deny_builtin(g, c, linkpath, opname,
+					      "a name that cannot be judged");
+	for (size_t i = 0; i < g->nshadow; i++) {
+		if (fnmatch(g->shadow[i], canon, FNM_PERIOD) == 0)
+			return sfs_guard_deny_builtin(
+				g, c, linkpath, opname,
+				"a symlink with this name would give the protected paths below it "
+				"a second name in a writable directory");
+	}
+	return 0;
+}
+
 int sfs_guard_symlink(struct sfs_guard *g, const struct sfs_caller *c, const char *linkpath,
 		      const char *target)
 {
@@ -170,6 +272,9 @@ int sfs_guard_symlink(struct sfs_guard *g, const struct sfs_caller *c, const cha
 	sfs_policy_check_symlink(g->policy, linkpath, target, &d);
 	if (!d.allowed)
 		return deny(g, c, linkpath, "symlink", target, &d, d.err ? d.err : EROFS);
+	int r = sfs_guard_symlink_name(g, c, linkpath, "symlink");
+	if (r < 0)
+		return r;
 	if (sfs_policy_symlink_resolve(linkpath, target, resolved, sizeof(resolved)) < 0)
 		return deny(g, c, linkpath, "symlink", target, &d, EROFS);
 	/* Following the link must not pass through a symlink that exists in
@@ -182,8 +287,8 @@ int sfs_guard_symlink(struct sfs_guard *g, const struct sfs_caller *c, const cha
 		char saved = resolved[i];
 		struct stat st;
 		resolved[i] = '\0';
-		int r = fstatat(rootfd, resolved, &st, AT_SYMLINK_NOFOLLOW);
-		if (r == 0 && S_ISLNK(st.st_mode)) {
+		int sr = fstatat(rootfd, resolved, &st, AT_SYMLINK_NOFOLLOW);
+		if (sr == 0 && S_ISLNK(st.st_mode)) {
 			struct sfs_decision through = d;
 			through.why = "the target passes through an existing symlink";
 			through.rule_file = "(built-in)";
@@ -191,7 +296,7 @@ int sfs_guard_symlink(struct sfs_guard *g, const struct sfs_caller *c, const cha
 			return deny(g, c, linkpath, "symlink", target, &through, EROFS);
 		}
 		resolved[i] = saved;
-		if (r < 0)
+		if (sr < 0)
 			break; /* absent: nothing further down exists either */
 	}
 	return 0;
@@ -298,12 +403,17 @@ static int check_move(struct sfs_guard *g, const struct sfs_caller *c, const cha
 }
 
 int sfs_guard_rename(struct sfs_guard *g, const struct sfs_caller *c, const char *oldpath,
-		     bool old_is_dir, const char *newpath, bool new_is_dir, unsigned int flags)
+		     mode_t old_type, const char *newpath, mode_t new_type, unsigned int flags)
 {
-	int r = check_move(g, c, oldpath, newpath, old_is_dir);
+	int r = check_move(g, c, oldpath, newpath, old_type == S_IFDIR);
 
-	if (r == 0 && (flags & RENAME_EXCHANGE))
-		r = check_move(g, c, newpath, oldpath, new_is_dir);
+	if (r == 0 && old_type == S_IFLNK)
+		r = sfs_guard_symlink_name(g, c, newpath, "rename");
+	if (r == 0 && (flags & RENAME_EXCHANGE)) {
+		r = check_move(g, c, newpath, oldpath, new_type == S_IFDIR);
+		if (r == 0 && new_type == S_IFLNK)
+			r = sfs_guard_symlink_name(g, c, oldpath, "rename");
+	}
 	return r;
 }
 

@@ -57,12 +57,20 @@ int sfs_guard_symlink(struct sfs_guard *g, const struct sfs_caller *c, const cha
 		      const char *target);
 
 /* rename(OLDPATH, NEWPATH, FLAGS): both names and, for directories, every
- * entry of the subtrees that move. OLDIS_DIR/NEWIS_DIR say what exists at
- * each name (NEWIS_DIR false when nothing does). Call with the exclusive
- * lock held when either is a directory. -EXDEV for a subtree too large to
- * check (mv then copies file by file, each of which is checked). */
+ * entry of the subtrees that move; a symlink may not arrive at a name that
+ * leads to protected paths (see sfs_guard_symlink_name). OLD_TYPE and
+ * NEW_TYPE are the S_IFMT of what exists at each name (0 when nothing
+ * does). Call with the exclusive lock held. -EXDEV for a subtree too large
+ * to check (mv then copies file by file, each of which is checked). */
 int sfs_guard_rename(struct sfs_guard *g, const struct sfs_caller *c, const char *oldpath,
-		     bool old_is_dir, const char *newpath, bool new_is_dir, unsigned int flags);
+		     mode_t old_type, const char *newpath, mode_t new_type, unsigned int flags);
+
+/* Whether a symlink may be named LINKPATH: not when its name is a
+ * directory that a stricter rule names on the way to what it protects
+ * (".cargo" of "**\/.cargo/config.toml"): a symlink there would give the
+ * protected path a second name, inside a writable directory. */
+int sfs_guard_symlink_name(struct sfs_guard *g, const struct sfs_caller *c, const char *linkpath,
+			   const char *opname);
 
 /* The mutation lock: shared around every change that creates a name,
  * exclusive around directory renames. */

@@ -30,6 +30,10 @@ static const char usage_text[] =
 	"  -o OPT[,OPT...]        extra FUSE mount options\n"
 	"      --pid-file FILE    write the daemon's pid to FILE while it serves\n"
 	"      --audit FILE       append one JSON line per denied operation to FILE\n"
+	"      --lazy-open        let the kernel open files without asking the daemon: much\n"
+	"                         faster for tools that open many files (rg, tar), but a\n"
+	"                         denied file opened for writing without O_TRUNC then fails\n"
+	"                         at its first write (EROFS) instead of at open\n"
 	"\n"
 	"rule options:\n"
 	"  -t, --type NAME        add the shipped rules NAME.json (repeatable);\n"
@@ -82,12 +86,13 @@ static char *append_opt(char *list, const char *opt)
 
 static int cmd_mount(int argc, char **argv)
 {
-	enum { OPT_ALLOW_OTHER = 256, OPT_PID_FILE, OPT_AUDIT };
+	enum { OPT_ALLOW_OTHER = 256, OPT_PID_FILE, OPT_AUDIT, OPT_LAZY_OPEN };
 	static const struct option longopts[] = {
 		{"foreground", no_argument, NULL, 'f'},
 		{"allow-other", no_argument, NULL, OPT_ALLOW_OTHER},
 		{"pid-file", required_argument, NULL, OPT_PID_FILE},
 		{"audit", required_argument, NULL, OPT_AUDIT},
+		{"lazy-open", no_argument, NULL, OPT_LAZY_OPEN},
 		{"help", no_argument, NULL, 'h'},
 		SFS_RULE_LONG_OPTS,
 		{NULL, 0, NULL, 0},
@@ -120,6 +125,9 @@ static int cmd_mount(int argc, char **argv)
 			break;
 		case OPT_AUDIT:
 			o.audit_file = optarg;
+			break;
+		case OPT_LAZY_OPEN:
+			o.lazy_open = true;
 			break;
 		case 'h':
 			fputs(usage_text, stdout);

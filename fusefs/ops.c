@@ -40,10 +40,11 @@ struct sfs_fs {
 	struct sfs_watch *watch; /* NULL when host changes cannot be heard */
 	double timeout;		 /* for what the host may change unheard */
 	double watched_timeout;	 /* for what host notifications cover */
-	/* The kernel opens files and directories without asking (it was
-	 * answered ENOSYS once): I/O requests come without a handle, and
-	 * the daemon opens the node for each one. Saves two round trips per
-	 * open(); the policy is then enforced on the writes themselves. */
+	/* The kernel opens without asking (it was answered ENOSYS once):
+	 * I/O requests come without a handle, and the daemon opens the node
+	 * for each one. Saves two round trips per open(). Always so for
+	 * directories; for files only with --lazy-open, since the policy
+	 * then sees the writes rather than the open. */
 	bool no_open, no_opendir;
 	/* The kernel leaves the umask to us (POSIX ACLs, dont_mask). */
 	bool posix_acl;
@@ -663,25 +664,27 @@ static int change_locate(fuse_req_t req, fuse_ino_t parent, const char *name, st
 	return 0;
 }
 
-/* Takes the mutation lock and the caller's identity. */
-static int change_enter(fuse_req_t req, struct change *ch, bool exclusive)
+/* Takes the mutation lock, before any path is worked out: a path judged
+ * under the lock is still the path when the change lands, since whatever
+ * could rename a directory above it waits for the lock. */
+static void change_lock(fuse_req_t req, struct change *ch, bool exclusive)
 {
 	ch->locked = fs_of(req)->guard;
 	sfs_guard_lock(ch->locked, exclusive);
-	return sfs_creds_enter(req, &ch->creds);
 }
 
-/* The common case: OP on NAME in PARENT. */
+/* The common case: OP on NAME in PARENT, as the caller. */
 static int change_begin(fuse_req_t req, fuse_ino_t parent, const char *name, enum sfs_op op,
 			const char *opname, struct change *ch)
 {
 	struct sfs_caller c = caller_of(req);
-	int r = change_locate(req, parent, name, ch);
 
+	change_lock(req, ch, false);
+	int r = change_locate(req, parent, name, ch);
 	if (r == 0)
 		r = sfs_guard_check(fs_of(req)->guard, &c, ch->path, op, opname, NULL);
 	if (r == 0)
-		r = change_enter(req, ch, false);
+		r = sfs_creds_enter(req, &ch->creds);
 	return r;
 }
 
@@ -717,8 +720,9 @@ static void sfs_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
 {
 	struct sfs_caller c = caller_of(req);
 	cleanup_change struct change ch = {0};
-	int r = change_locate(req, parent, name, &ch);
 
+	change_lock(req, &ch, false);
+	int r = change_locate(req, parent, name, &ch);
 	/* Device nodes are never created, whatever the policy says. */
 	if (r == 0 && !S_ISREG(mode) && !S_ISFIFO(mode) && !S_ISSOCK(mode))
 		r = sfs_guard_deny_builtin(fs_of(req)->guard, &c, ch.path, "mknod",
@@ -726,7 +730,7 @@ static void sfs_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
 	if (r == 0)
 		r = sfs_guard_check(fs_of(req)->guard, &c, ch.path, SFS_OP_MKNOD, "mknod", NULL);
 	if (r == 0)
-		r = change_enter(req, &ch, false);
+		r = sfs_creds_enter(req, &ch.creds);
 	if (r == 0 && mknodat(ch.dir.fd, name, new_mode(req, ch.dir.fd, mode), rdev) < 0)
 		r = -errno;
 	reply_new_entry(req, parent, &ch, name, r);
@@ -746,12 +750,13 @@ static void sfs_symlink(fuse_req_t req, const char *target, fuse_ino_t parent, c
 {
 	struct sfs_caller c = caller_of(req);
 	cleanup_change struct change ch = {0};
-	int r = change_locate(req, parent, name, &ch);
 
+	change_lock(req, &ch, false);
+	int r = change_locate(req, parent, name, &ch);
 	if (r == 0)
 		r = sfs_guard_symlink(fs_of(req)->guard, &c, ch.path, target);
 	if (r == 0)
-		r = change_enter(req, &ch, false);
+		r = sfs_creds_enter(req, &ch.creds);
 	if (r == 0 && symlinkat(target, ch.dir.fd, name) < 0)
 		r = -errno;
 	reply_new_entry(req, parent, &ch, name, r);
@@ -764,11 +769,21 @@ static void sfs_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const
 	cleanup_change struct change ch = {0};
 	cleanup_location struct sfs_location src = {0};
 	struct sfs_stat st;
+	struct sfs_caller c = caller_of(req);
+
+	change_lock(req, &ch, false);
 	/* A second name for a protected inode would make it writable. */
 	int r = check_node(req, n, SFS_OP_LINK_SOURCE, "link");
-
 	if (r == 0)
-		r = change_begin(req, newparent, newname, SFS_OP_LINK_TARGET, "link", &ch);
+		r = change_locate(req, newparent, newname, &ch);
+	if (r == 0)
+		r = sfs_guard_check(fs->guard, &c, ch.path, SFS_OP_LINK_TARGET, "link", NULL);
+	struct sfs_node_info info;
+	sfs_node_info(fs->table, n, &info);
+	if (r == 0 && info.type == S_IFLNK)
+		r = sfs_guard_symlink_name(fs->guard, &c, ch.path, "link");
+	if (r == 0)
+		r = sfs_creds_enter(req, &ch.creds);
 	if (r == 0)
 		r = locate_verified(fs, n, &src, &st);
 	if (r == 0 && linkat(src.dir.fd, src.name, ch.dir.fd, newname, 0) < 0)
@@ -783,7 +798,11 @@ static int keep_before_removal(struct sfs_fs *fs, int dirfd, const char *name,
 			       const struct sfs_stat *st, struct sfs_node **node)
 {
 	*node = NULL;
-	if (!fs->no_open || (!S_ISREG(st->st.st_mode) && !S_ISDIR(st->st.st_mode)))
+	/* Directories are always opened without a handle (no_opendir);
+	 * files only with lazy opens. */
+	bool handleless =
+		S_ISDIR(st->st.st_mode) ? fs->no_opendir : S_ISREG(st->st.st_mode) && fs->no_open;
+	if (!handleless)
 		return -1;
 	*node = sfs_table_find(fs->table, st);
 	if (!*node)
@@ -858,6 +877,10 @@ static void sfs_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse
 	/* RENAME_WHITEOUT would make a device node. */
 	if (flags & ~(unsigned)(RENAME_NOREPLACE | RENAME_EXCHANGE))
 		r = -EINVAL;
+	/* Exclusive: a directory's subtree is checked and moved while
+	 * nothing else can add a name anywhere, and no other change can have
+	 * judged a path this rename is about to alter. */
+	change_lock(req, &to, true);
 	if (r == 0)
 		r = change_locate(req, parent, name, &from);
 	if (r == 0)
@@ -865,15 +888,12 @@ static void sfs_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse
 	if (r == 0) {
 		old_known = sfs_stat_at(from.dir.fd, name, &old_st) == 0;
 		new_known = sfs_stat_at(to.dir.fd, newname, &new_st) == 0;
-		bool old_dir = old_known && S_ISDIR(old_st.st.st_mode);
-		bool new_dir = new_known && S_ISDIR(new_st.st.st_mode);
-		/* A directory's subtree is checked and moved while nothing
-		 * else can add a name anywhere. */
-		r = change_enter(req, &to, old_dir || (exchange && new_dir));
-		if (r == 0)
-			r = sfs_guard_rename(fs->guard, &c, from.path, old_dir, to.path, new_dir,
-					     flags);
+		mode_t old_type = old_known ? old_st.st.st_mode & S_IFMT : 0;
+		mode_t new_type = new_known ? new_st.st.st_mode & S_IFMT : 0;
+		r = sfs_guard_rename(fs->guard, &c, from.path, old_type, to.path, new_type, flags);
 	}
+	if (r == 0)
+		r = sfs_creds_enter(req, &to.creds);
 	struct sfs_node *replaced = NULL;
 	int kept = r == 0 && new_known && !exchange
 			   ? keep_before_removal(fs, to.dir.fd, newname, &new_st, &replaced)
@@ -922,7 +942,10 @@ static void sfs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		if (r < 0)
 			r = -errno;
 	} else {
-		if (r == 0)
+		/* The kernel has checked the caller's permission to open
+		 * (default_permissions); the host checks it again for what
+		 * can change something, as the caller. */
+		if (r == 0 && opens_for_change(fi->flags))
 			r = sfs_creds_enter(req, &creds);
 		if (r == 0)
 			r = open_node(fs, n, host_open_flags(fi->flags));

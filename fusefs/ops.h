@@ -19,9 +19,10 @@ struct sfs_fs_config {
 	 * as they happen; bounds the damage of a lost notification. */
 	double watched_timeout;
 	bool watch_host;
-	/* Let the kernel open files and directories without a round trip
-	 * (FUSE no_open/no_opendir): the policy then judges the writes,
-	 * truncates and setattrs themselves rather than the open. */
+	/* Let the kernel open files without a round trip (FUSE no_open):
+	 * the policy then judges the writes, truncates and setattrs rather
+	 * than the open, so a denied O_WRONLY open fails at its first write.
+	 * Directories are always opened without one (nothing to judge). */
 	bool no_open;
 	/* Upper bound on cached directory fds. */
 	unsigned anchor_limit;

@@ -1,20 +1,24 @@
 #!/usr/bin/env bash
-# The test command: installs what is missing, builds the three flavours and
-# runs the whole suite on each. Ends with one line "N passed, N failed".
+# The test command: installs what is missing, builds the flavours (normal,
+# fallback, asan: the whole suite on each; fuzz: the fuzzers) and runs the
+# tests. Ends with one line "N passed, N failed".
 set -u
 cd "$(dirname "$0")/.."
 scripts/deps.sh || exit 1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0
 total_pass=0 total_fail=0
-for flavour in ${SANDY_FLAVOURS:-normal fallback asan}; do
+# fuzz: the clang build with the libFuzzer targets, which only runs them.
+for flavour in ${SANDY_FLAVOURS:-normal fallback asan fuzz}; do
 	echo "== $flavour build"
 	if ! dir=$(scripts/build.sh "$flavour"); then
 		echo "not ok - $flavour build failed"
 		total_fail=$((total_fail + 1))
 		continue
 	fi
-	out=$(tests/run.sh "$dir" | tee /dev/stderr | tail -n 1)
+	filter=
+	[ "$flavour" = fuzz ] && filter=cli/fuzz.sh
+	out=$(tests/run.sh "$dir" "$filter" | tee /dev/stderr | tail -n 1)
 	p=$(echo "$out" | sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed$/\1/p')
 	f=$(echo "$out" | sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed$/\2/p')
 	total_pass=$((total_pass + ${p:-0}))

@@ -29,10 +29,9 @@ static void flat(const cJSON *item, char *path, size_t len, size_t cap)
 		int i = 0;
 
 		for (const cJSON *c = item->child; c; c = c->next, i++) {
-			int n = cJSON_IsArray(item)
-					? snprintf(path + len, cap - len, "[%d]", i)
-					: snprintf(path + len, cap - len, "%s%s", len ? "." : "",
-						   c->string);
+			int n = cJSON_IsArray(item) ? snprintf(path + len, cap - len, "[%d]", i)
+						    : snprintf(path + len, cap - len, "%s%s",
+							       len ? "." : "", c->string);
 
 			if (n < 0 || (size_t)n >= cap - len) {
 				fprintf(stderr, "jsonflat: path too long\n");
@@ -74,7 +73,8 @@ int main(void)
 	buf[n] = '\0';
 	root = cJSON_ParseWithLengthOpts(buf, n + 1, &end, 1);
 	if (!root) {
-		fprintf(stderr, "jsonflat: invalid JSON at byte %ld\n", end ? (long)(end - buf) : -1L);
+		fprintf(stderr, "jsonflat: invalid JSON at byte %ld\n",
+			end ? (long)(end - buf) : -1L);
 		return 1;
 	}
 	flat(root, path, 0, sizeof(path));

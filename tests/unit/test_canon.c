@@ -102,7 +102,9 @@ static void test_case(void)
 	expect("\xe2\x84\xaa\xc5\xbf", "ks", "both in one name");
 	expect(".ba\xc5\xbfhrc", ".bashrc", "long s inside a name");
 	expect("\xc3\x89t\xc3\xa9", "\xc3\xa9t\xc3\xa9", "U+00C9 folds to U+00E9");
-	expect("STRA\xc3\x9f" "E", "strasse", "sharp s folds to ss");
+	expect("STRA\xc3\x9f"
+	       "E",
+	       "strasse", "sharp s folds to ss");
 	expect("\xef\xbc\xa1", "\xef\xbd\x81", "fullwidth A folds to fullwidth a, not ASCII");
 }
 
@@ -198,7 +200,10 @@ static void test_invalid_utf8(void)
 	expect("\xc0\xaf", "\xc0\xaf", "overlong encoding kept as bytes");
 	expect("\xed\xa0\x80x", "\xed\xa0\x80x", "encoded surrogate kept as bytes");
 	expect("\xff\xc3\x89", "\xff\xc3\xa9", "valid text after an invalid byte still folds");
-	expect("\xc3\x89\xff\xe2\x84\xaa", "\xc3\xa9\xff" "k", "invalid byte between valid ones");
+	expect("\xc3\x89\xff\xe2\x84\xaa",
+	       "\xc3\xa9\xff"
+	       "k",
+	       "invalid byte between valid ones");
 	expect(".git\xff", ".git\xff", "invalid byte is part of the name");
 	expect("\xc3\xe2\x80\x8c\x81", "\xc3\xa1",
 	       "bytes joined by a dropped ignorable are folded too (fixed point)");
@@ -236,8 +241,8 @@ static void test_bounds(void)
 	ok(sfs_canon_component("x", 1, small, 0) == -ENOSPC, "zero capacity");
 
 	/* SFS_CANON_CAP holds the worst expansions: U+0390 folds to 3 code points. */
-	static const char *const grow[] = {"\xce\x90", "\xef\xac\x83", "\xe1\xbe\x80", "GIT~1/",
-					   "GI7EBA~1/", "\xc3\x9f"};
+	static const char *const grow[] = {"\xce\x90", "\xef\xac\x83", "\xe1\xbe\x80",
+					   "GIT~1/",   "GI7EBA~1/",    "\xc3\x9f"};
 	for (size_t g = 0; g < sizeof(grow) / sizeof(grow[0]); g++) {
 		size_t gl = strlen(grow[g]), len = 0;
 
@@ -271,9 +276,30 @@ static uint64_t next_rand(void)
 static void test_properties(void)
 {
 	static const char *const pieces[] = {
-		"a",	 "B",	 ".",	 " ",	  ":",	   "~",	  "1",	      "g",	     "I",
-		"T",	 "\xc3\x89", "e\xcc\x81", "\xe2\x84\xaa", "\xc5\xbf", "\xc4\xb1", "\xc4\xb0",
-		"\xe2\x80\x8c", "\xef\xbb\xbf", "\xff", "\xc3", "\xce\x90", "\xc3\x9f", "/", "\\",
+		"a",
+		"B",
+		".",
+		" ",
+		":",
+		"~",
+		"1",
+		"g",
+		"I",
+		"T",
+		"\xc3\x89",
+		"e\xcc\x81",
+		"\xe2\x84\xaa",
+		"\xc5\xbf",
+		"\xc4\xb1",
+		"\xc4\xb0",
+		"\xe2\x80\x8c",
+		"\xef\xbb\xbf",
+		"\xff",
+		"\xc3",
+		"\xce\x90",
+		"\xc3\x9f",
+		"/",
+		"\\",
 	};
 	int not_idem = 0, crash_free = 1;
 

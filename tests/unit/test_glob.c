@@ -124,7 +124,7 @@ static void test_semantics(void)
 
 		ok(r == c->match, "'%s' %s '%s'", c->glob, c->match ? "matches" : "does not match",
 		   c->subject[0] == '\n' || strchr(c->subject, '\n') ? "(name with newline)"
-									: c->subject);
+								     : c->subject);
 	}
 }
 
@@ -201,6 +201,8 @@ static void test_canonical(void)
 		{"package.json", "packag~1.jso", 1},
 		{"build.gradle*", "buildg~1.kts", 1},
 		{"CMakeLists.txt", "cmakel~1.txt", 1},
+		{"x.a-b-c", "x~1.a-b", 1},
+		{".pre-commit.c-d", "pre-co~1.c-d", 1},
 	};
 
 	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++)
@@ -253,15 +255,18 @@ static void test_sets(void)
 	ok(set_match_text(two, 0, "a", &text, NULL) == -ENOENT, "an empty set matches nothing");
 
 	/* Whatever the order, the same glob text answers. */
-	static const char *const base[] = {".env",	".env.*",  "*.pem",   ".vscode/",
-					   ".envrc",	"*.env",   ".e*",     "src/**/*.key",
-					   "**/.e*",	"env~1",   "x/y/z",   ".github/workflows/",
-					   ".github/", "*",	  "**/deep/"};
-	static const char *const subjects[] = {
-		".env",	    ".env.local", "a.pem",	".vscode/x", ".envrc", "x.env",
-		".e",	    "src/a/b.key", "q/.eq",	"env~1",     "x/y/z/w", ".github/workflows/ci",
-		".github/x", "plain",	   "a/deep/b",	"vscode~1",  "envrc~1.x"};
-	const size_t nb = sizeof(base) / sizeof(base[0]), ns = sizeof(subjects) / sizeof(subjects[0]);
+	static const char *const base[] = {".env",     ".env.*", "*.pem",   ".vscode/",
+					   ".envrc",   "*.env",	 ".e*",	    "src/**/*.key",
+					   "**/.e*",   "env~1",	 "x/y/z",   ".github/workflows/",
+					   ".github/", "*",	 "**/deep/"};
+	static const char *const subjects[] = {".env",	    ".env.local",  "a.pem",
+					       ".vscode/x", ".envrc",	   "x.env",
+					       ".e",	    "src/a/b.key", "q/.eq",
+					       "env~1",	    "x/y/z/w",	   ".github/workflows/ci",
+					       ".github/x", "plain",	   "a/deep/b",
+					       "vscode~1",  "envrc~1.x"};
+	const size_t nb = sizeof(base) / sizeof(base[0]),
+		     ns = sizeof(subjects) / sizeof(subjects[0]);
 	const char *ref[sizeof(subjects) / sizeof(subjects[0])];
 	int differ = 0;
 
@@ -314,18 +319,18 @@ static void test_partial(void)
 		const char *glob, *dir;
 		int below;
 	} c[] = {
-		{"src/**", "src/", 1},	   {"src/**", "lib/", 0},    {"src/**", "src/a/b/", 1},
-		{"*.c", "any/", 1},	   {"*.c", "a/b/c/", 1},     {"docs/", "docs/", 1},
+		{"src/**", "src/", 1},	   {"src/**", "lib/", 0},   {"src/**", "src/a/b/", 1},
+		{"*.c", "any/", 1},	   {"*.c", "a/b/c/", 1},    {"docs/", "docs/", 1},
 		{"docs/", "doc/", 1}, /* floating: doc/docs could exist */
-		{"/docs/", "doc/", 0},	   {"/docs/", "docs/", 1},   {"a/b/c/**", "a/", 1},
-		{"a/b/c/**", "a/b/", 1},  {"a/b/c/**", "a/x/", 0}, {"a/b/c/**", "a/b/c/", 1},
-		{"a/**/z.txt", "a/q/", 1}, {"a/**/z.txt", "b/", 0},  {"tsconfig*.json", "x/", 1},
+		{"/docs/", "doc/", 0},	   {"/docs/", "docs/", 1},  {"a/b/c/**", "a/", 1},
+		{"a/b/c/**", "a/b/", 1},   {"a/b/c/**", "a/x/", 0}, {"a/b/c/**", "a/b/c/", 1},
+		{"a/**/z.txt", "a/q/", 1}, {"a/**/z.txt", "b/", 0}, {"tsconfig*.json", "x/", 1},
 		{"/top.txt", "x/", 0},
 	};
 
 	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++)
-		ok(prefix(c[i].glob, c[i].dir) == c[i].below, "'%s' %s match below '%s'",
-		   c[i].glob, c[i].below ? "can" : "cannot", c[i].dir);
+		ok(prefix(c[i].glob, c[i].dir) == c[i].below, "'%s' %s match below '%s'", c[i].glob,
+		   c[i].below ? "can" : "cannot", c[i].dir);
 }
 
 static void test_sizes(void)
@@ -341,8 +346,8 @@ static void test_sizes(void)
 		g[i] = malloc(64);
 		snprintf(g[i], 64, "dir%d/file-%d-*.txt", i % 37, i);
 	}
-	if (ok(sfs_globset_new((const char *const *)g, N, SFS_GLOB_CANONICAL, &gs, &bad,
-			       &reason) == 0,
+	if (ok(sfs_globset_new((const char *const *)g, N, SFS_GLOB_CANONICAL, &gs, &bad, &reason) ==
+		       0,
 	       "a set of %d globs compiles (split when PCRE2 needs it)", N)) {
 		for (int i = 0; i < N; i++) {
 			char s[64];

@@ -257,8 +257,8 @@ static const uint32_t hfs_ignorable[] = {0x200c, 0x200d, 0x200e, 0x200f, 0x202a,
 /* Every spelling of NM under PREFIX that a host may treat as the same name. */
 static void spellings_of(const struct name *nm, const char *prefix, struct spellings *s)
 {
-	static const char *const ntfs[] = {".",	 " ",	 "..",	    ". .",	"::$DATA",
-					   ":$DATA", ":x", ". :zone", "::$INDEX_ALLOCATION"};
+	static const char *const ntfs[] = {
+		".", " ", "..", ". .", "::$DATA", ":$DATA", ":x", ". :zone", "::$INDEX_ALLOCATION"};
 	struct name v;
 	char tmp[256];
 
@@ -306,8 +306,8 @@ static void spellings_of(const struct name *nm, const char *prefix, struct spell
 		static const struct {
 			int num;
 			bool hashed;
-		} forms[] = {{1, false}, {2, false}, {4, false}, {9, false}, {10, false},
-			     {123, false}, {1, true},	{7, true}};
+		} forms[] = {{1, false},  {2, false},	{4, false}, {9, false},
+			     {10, false}, {123, false}, {1, true},  {7, true}};
 
 		for (size_t f = 0; f < sizeof(forms) / sizeof(forms[0]); f++) {
 			v = *nm;
@@ -439,10 +439,15 @@ static void test_strict_names(const struct sfs_policy *p)
 			bad = check_spellings(p, &s, r->cls, &checked);
 			groups++;
 			total += checked;
-			ok(bad == 0, "%s '%s' (%s:%d) at depth %zu: %zu spellings and paths below, "
-				     "none writable",
+			ok(bad == 0,
+			   "%s '%s' (%s:%d) at depth %zu: %zu spellings and paths below, "
+			   "none writable",
 			   r->key, r->pattern, base_name(r->file), r->line,
-			   (size_t)(pi == 0 ? 0 : pi == 1 ? 1 : pi == 2 ? 4 : 5), checked);
+			   (size_t)(pi == 0   ? 0
+				    : pi == 1 ? 1
+				    : pi == 2 ? 4
+					      : 5),
+			   checked);
 			free(s.v);
 		}
 	}
@@ -452,9 +457,15 @@ static void test_strict_names(const struct sfs_policy *p)
 static void test_git(const struct sfs_policy *p)
 {
 	static const char *const prefixes[] = {"", "d1/", "a/b/c/d/", "src/x/y/z/w/"};
-	static const char *const extra[] = {"GIT~1",	       "git~2",	       ".git::$INDEX_ALLOCATION",
-					    ".Git. ",	       ".g\xe2\x80\x8cit", "\xef\xbb\xbf.GIT",
-					    ".g\xc4\xb1t",     "gi~1x",	       "sub\\.git"};
+	static const char *const extra[] = {"GIT~1",
+					    "git~2",
+					    ".git::$INDEX_ALLOCATION",
+					    ".Git. ",
+					    ".g\xe2\x80\x8cit",
+					    "\xef\xbb\xbf.GIT",
+					    ".g\xc4\xb1t",
+					    "gi~1x",
+					    "sub\\.git"};
 
 	for (size_t pi = 0; pi < sizeof(prefixes) / sizeof(prefixes[0]); pi++) {
 		struct spellings s = {0};
@@ -482,7 +493,11 @@ static void test_git(const struct sfs_policy *p)
 		}
 		ok(bad == 0 && immut == 0,
 		   ".git at depth %zu: %zu spellings, all immutable (and what is below)",
-		   (size_t)(pi == 0 ? 0 : pi == 1 ? 1 : pi == 2 ? 4 : 5), checked);
+		   (size_t)(pi == 0   ? 0
+			    : pi == 1 ? 1
+			    : pi == 2 ? 4
+				      : 5),
+		   checked);
 		free(s.v);
 	}
 }
@@ -570,7 +585,8 @@ static void test_nothing_writable_below_strict(void)
 				char spath[512], path[1100];
 				struct sfs_decision d;
 
-				if ((sr->cls != SFS_CLASS_PROTECTED && sr->cls != SFS_CLASS_HIDDEN) ||
+				if ((sr->cls != SFS_CLASS_PROTECTED &&
+				     sr->cls != SFS_CLASS_HIDDEN) ||
 				    !sample_of(sr->pattern, "x", &sn))
 					continue;
 				join(&sn, "", "", spath, sizeof(spath));
@@ -666,10 +682,10 @@ static char *read_text(const char *path)
 static char **corpus_of(const struct sfs_policy *p, size_t *n)
 {
 	static const char *const extra[] = {
-		"",	      "README.md",	  "src/a.ts",	   "src/.env",	  ".env",
-		".env.local", "x/.git/config", "sub/.envrc",	  "GIT~1/HEAD",   "deep/a/b/c.py",
-		"src/secret", "src/a.cfg",	  "x.key",	   "a/b/x.key",	  ".ENV",
-		"VSCODE~1",   "lib/x.c",	  "src/x/y",	   "docs/a/b.md", "other"};
+		"",	      "README.md",     "src/a.ts",   "src/.env",    ".env",
+		".env.local", "x/.git/config", "sub/.envrc", "GIT~1/HEAD",  "deep/a/b/c.py",
+		"src/secret", "src/a.cfg",     "x.key",	     "a/b/x.key",   ".ENV",
+		"VSCODE~1",   "lib/x.c",       "src/x/y",    "docs/a/b.md", "other"};
 	static const char *const below[] = {"", "/c", "/q/r.ts"};
 	size_t cap = 64, k = 0;
 	char **v = malloc(cap * sizeof(*v));
@@ -698,7 +714,7 @@ static char **corpus_of(const struct sfs_policy *p, size_t *n)
 }
 
 static const enum sfs_op check_ops[] = {SFS_OP_LOOKUP, SFS_OP_CREATE, SFS_OP_MKDIR,
-					SFS_OP_UNLINK, SFS_OP_RMDIR, SFS_OP_RENAME_TO};
+					SFS_OP_UNLINK, SFS_OP_RMDIR,  SFS_OP_RENAME_TO};
 #define NOPS (sizeof(check_ops) / sizeof(check_ops[0]))
 
 /*
@@ -825,7 +841,8 @@ static void test_order_synthetic(void)
 		       "\"A3\", \"tier\": 1}],"
 		       " \"hide\": [\"*.key\", {\"path\": \"src/secret\", \"why\": \"A4\"}]}"),
 		strdup("{\"write\": [\"src/\", \"*.key\"],"
-		       " \"protect\": [{\"path\": \"*.cfg\", \"why\": \"B1\"}, {\"path\": \"*.key\", "
+		       " \"protect\": [{\"path\": \"*.cfg\", \"why\": \"B1\"}, {\"path\": "
+		       "\"*.key\", "
 		       "\"why\": \"B2\"}, {\"path\": \".env\", \"why\": \"B3\"}],"
 		       " \"hide\": [\".env\", \".env.*\", \"src/x\"],"
 		       " \"overlay\": [{\"path\": \"src/secret\", \"file\": \"env-masked\"}]}"),
@@ -865,7 +882,9 @@ static void check_table(const struct sfs_policy *p, const char *what, const stru
 				(!e[i].why || strstr(d.why, e[i].why)),
 			"%s: %s '%s' -> %s, %s%s", what, sfs_op_name(e[i].op), show(e[i].path),
 			sfs_class_name(e[i].cls), e[i].allowed ? "allowed" : "denied",
-			e[i].err == ENOENT ? " (ENOENT)" : e[i].err == EROFS ? " (EROFS)" : ""))
+			e[i].err == ENOENT  ? " (ENOENT)"
+			: e[i].err == EROFS ? " (EROFS)"
+					    : ""))
 			printf("#   got %s, %s, errno %d, rule %s '%s', why '%s'\n",
 			       sfs_class_name(d.cls), d.allowed ? "allowed" : "denied", d.err,
 			       d.rule_file, d.rule_text, d.why);
@@ -881,7 +900,8 @@ static void test_precedence(void)
 		"  {\"path\": \"/anch/x\", \"why\": \"prot-anch\"}],"
 		" \"hide\": [\"both\", \".env\", \".env.*\", \"h/\", {\"path\": \".git\", \"why\": "
 		"\"hide-git\"}],"
-		" \"overlay\": [{\"path\": \".env\", \"file\": \"env-masked\", \"why\": \"ovl-env\"},"
+		" \"overlay\": [{\"path\": \".env\", \"file\": \"env-masked\", \"why\": "
+		"\"ovl-env\"},"
 		"  {\"path\": \"p\", \"file\": \"env-masked\", \"why\": \"ovl-p\"},"
 		"  {\"path\": \"sub/.git/x\", \"file\": \"env-masked\"}]}",
 	};
@@ -929,10 +949,10 @@ static void test_ops(void)
 		" \"protect\": [{\"path\": \".vscode/\", \"why\": \"vs\"}]}",
 	};
 	struct sfs_policy *p = load_json(json, NULL, 1, SFS_TRUST_USER, NULL);
-	static const enum sfs_op mut[] = {
-		SFS_OP_CREATE,	 SFS_OP_MKNOD,	 SFS_OP_SYMLINK, SFS_OP_LINK_TARGET,
-		SFS_OP_LINK_SOURCE, SFS_OP_WRITE,	 SFS_OP_TRUNCATE, SFS_OP_SETATTR,
-		SFS_OP_XATTR,	 SFS_OP_UNLINK,	 SFS_OP_RENAME_FROM, SFS_OP_RENAME_TO};
+	static const enum sfs_op mut[] = {SFS_OP_CREATE,      SFS_OP_MKNOD,	  SFS_OP_SYMLINK,
+					  SFS_OP_LINK_TARGET, SFS_OP_LINK_SOURCE, SFS_OP_WRITE,
+					  SFS_OP_TRUNCATE,    SFS_OP_SETATTR,	  SFS_OP_XATTR,
+					  SFS_OP_UNLINK,      SFS_OP_RENAME_FROM, SFS_OP_RENAME_TO};
 	const struct expect e[] = {
 		{"src", SFS_OP_MKDIR, SFS_CLASS_READONLY, true, 0, NULL},
 		{"src", SFS_OP_RMDIR, SFS_CLASS_READONLY, true, 0, NULL},
@@ -1064,7 +1084,8 @@ static void test_symlinks(void)
 			       d.rule_file, d.rule_text, d.why);
 	}
 	char out[64];
-	ok(sfs_policy_symlink_resolve("a/b/l", "../c", out, sizeof(out)) == 3 && !strcmp(out, "a/c"),
+	ok(sfs_policy_symlink_resolve("a/b/l", "../c", out, sizeof(out)) == 3 &&
+		   !strcmp(out, "a/c"),
 	   "resolve 'a/b/l' -> '../c' is 'a/c'");
 	ok(sfs_policy_symlink_resolve("l", "./x/./y/", out, sizeof(out)) == 3 &&
 		   !strcmp(out, "x/y"),
@@ -1082,8 +1103,11 @@ static void test_misc(void)
 {
 	struct sfs_policy *p = sfs_policy_new();
 	struct sfs_decision d;
-	struct sfs_rule r = {.cls = SFS_CLASS_PROTECTED, .file = "f", .key = "protect",
-			     .pattern = "[abc", .why = "w"};
+	struct sfs_rule r = {.cls = SFS_CLASS_PROTECTED,
+			     .file = "f",
+			     .key = "protect",
+			     .pattern = "[abc",
+			     .why = "w"};
 	char *reason = NULL;
 	char *longpath;
 

@@ -56,8 +56,7 @@ static char *path_of(const char *rel)
 }
 
 /* Loads TEXT as rule file "x.json" (after base when WITH_BASE); returns the error. */
-static char *load_error(const char *text, enum sfs_trust trust, bool with_base,
-			const char *shipped)
+static char *load_error(const char *text, enum sfs_trust trust, bool with_base, const char *shipped)
 {
 	struct sfs_loader *l = sfs_loader_new(shipped ? shipped : SANDY_SOURCE_RULES_DIR,
 					      SANDY_SOURCE_OVERLAYS_DIR);
@@ -99,8 +98,9 @@ static const struct errcase errcases[] = {
 	{"syntax error (garbage after the object)", "{}\n}\n", SFS_TRUST_USER,
 	 "x.json:2: syntax error"},
 	{"empty file", "\n\n", SFS_TRUST_USER, "x.json:3: syntax error: empty file"},
-	{"unknown key", "{\n  \"name\": \"x\",\n\n  \"description\": \"d\",\n  \"write\": [],\n\n"
-			"  \"wirte\": [\"src/**\"]\n}\n",
+	{"unknown key",
+	 "{\n  \"name\": \"x\",\n\n  \"description\": \"d\",\n  \"write\": [],\n\n"
+	 "  \"wirte\": [\"src/**\"]\n}\n",
 	 SFS_TRUST_USER, "x.json:7: unknown key 'wirte'"},
 	{"duplicate key", "{\n\"write\": [],\n\"hide\": [],\n\"write\": []}", SFS_TRUST_USER,
 	 "x.json:4: duplicate key 'write'"},
@@ -134,8 +134,8 @@ static const struct errcase errcases[] = {
 	{"overlay of a glob", "{\"overlay\": [\n{\"path\": \"*.env\", \"file\": \"env-masked\"}]}",
 	 SFS_TRUST_USER, "x.json:2: bad glob '*.env' in 'overlay'"},
 	{"overlay of a missing file",
-	 "{\"overlay\": [{\"path\": \".env\",\n \"file\": \"no-such-overlay\"}]}",
-	 SFS_TRUST_USER, "x.json:2: overlay file '"},
+	 "{\"overlay\": [{\"path\": \".env\",\n \"file\": \"no-such-overlay\"}]}", SFS_TRUST_USER,
+	 "x.json:2: overlay file '"},
 	{"overlay without file", "{\"overlay\": [\n{\"path\": \".env\"}]}", SFS_TRUST_USER,
 	 "x.json:2: 'overlay' entry without 'file'"},
 	{"project overlay of a host path",
@@ -179,7 +179,8 @@ static void test_more_errors(void)
 	/* a raw NUL byte */
 	l = sfs_loader_new(NULL, NULL);
 	err = NULL;
-	ok(sfs_loader_add_buffer(l, "n.json", "{\n\"a\0\": 1}", 11, SFS_TRUST_USER, "t", &err) < 0 &&
+	ok(sfs_loader_add_buffer(l, "n.json", "{\n\"a\0\": 1}", 11, SFS_TRUST_USER, "t", &err) <
+			   0 &&
 		   err && !strcmp(err, "n.json:2: NUL byte in rule file"),
 	   "a NUL byte: 'n.json:2: NUL byte in rule file'");
 	free(err);
@@ -231,8 +232,8 @@ static void test_more_errors(void)
 	err = NULL;
 	ok(sfs_loader_add_file(l, "/nonexistent/r.json", SFS_TRUST_USER, "t", &err) == -ENOENT &&
 		   err &&
-		   !strcmp(err,
-			   "cannot open rule file '/nonexistent/r.json': No such file or directory"),
+		   !strcmp(err, "cannot open rule file '/nonexistent/r.json': No such file or "
+				"directory"),
 	   "a missing --rules file: git-style message");
 	free(err);
 	sfs_loader_free(l);
@@ -282,8 +283,7 @@ static void test_extends(void)
 
 	l = sfs_loader_new(shipped, NULL);
 	err = NULL;
-	if (ok(sfs_loader_add_type(l, "e", "t", &err) == 0 &&
-		       sfs_loader_finish(l, &p, &err) == 0,
+	if (ok(sfs_loader_add_type(l, "e", "t", &err) == 0 && sfs_loader_finish(l, &p, &err) == 0,
 	       "a diamond (e -> d -> c, e -> c) loads")) {
 		ok(sfs_policy_source_count(p) == 3, "each file is loaded once (%zu sources)",
 		   sfs_policy_source_count(p));
@@ -304,7 +304,8 @@ static void test_shipped(void)
 					    "go",   "c",    "java",   "ruby"};
 
 	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
-		struct sfs_loader *l = sfs_loader_new(SANDY_SOURCE_RULES_DIR, SANDY_SOURCE_OVERLAYS_DIR);
+		struct sfs_loader *l =
+			sfs_loader_new(SANDY_SOURCE_RULES_DIR, SANDY_SOURCE_OVERLAYS_DIR);
 		struct sfs_policy *p = NULL;
 		char *err = NULL;
 		int protect = 0, nowhy = 0, noline = 0;
@@ -406,7 +407,8 @@ static void test_detect(void)
 	s = p ? find_source(p, "/go.json") : NULL;
 	ok(s && !strcmp(s->origin, "detected: go.mod"), "go.mod selects go");
 	s = p ? find_source(p, "/ruby.json") : NULL;
-	ok(s && !strcmp(s->origin, "detected: *.gemspec"), "a glob marker (*.gemspec) selects ruby");
+	ok(s && !strcmp(s->origin, "detected: *.gemspec"),
+	   "a glob marker (*.gemspec) selects ruby");
 	ok(p && !find_source(p, "/python.json") && !find_source(p, "/rust.json"),
 	   "types without a marker are not included");
 	close(fd);
@@ -424,8 +426,7 @@ static int load_with(const struct sfs_rule_opts *o, const char *src, struct sfs_
 	return sfs_policy_load(o, src, p, err);
 }
 
-static enum sfs_class class_of(const struct sfs_policy *p, const char *path,
-			       struct sfs_decision *d)
+static enum sfs_class class_of(const struct sfs_policy *p, const char *path, struct sfs_decision *d)
 {
 	return sfs_policy_classify(p, path, d);
 }
@@ -446,13 +447,15 @@ static void test_load(void)
 	write_file("full/.sandy/rules.json",
 		   "{\"write\": [\"proj/**\"],\n"
 		   " \"protect\": [{\"path\": \"secret.txt\", \"why\": \"project says so\"}]}");
-	write_file("config/rules.d/u.json", "{\"release\": [\"Makefile\"], \"write\": [\"extra/**\"]}");
+	write_file("config/rules.d/u.json",
+		   "{\"release\": [\"Makefile\"], \"write\": [\"extra/**\"]}");
 	write_file("config/rules.d/ignored.txt", "not json");
 	setenv("SANDY_RULES_DIR", SANDY_SOURCE_RULES_DIR, 1);
 	setenv("SANDY_OVERLAYS_DIR", SANDY_SOURCE_OVERLAYS_DIR, 1);
 	setenv("SANDY_CONFIG_DIR", cfg, 1);
 
-	if (ok(load_with(&o, src, &p, &err) == 0, "SOURCE with detection, user and project rules")) {
+	if (ok(load_with(&o, src, &p, &err) == 0,
+	       "SOURCE with detection, user and project rules")) {
 		ok(find_source(p, "/c.json") && find_source(p, "u.json") &&
 			   find_source(p, ".sandy/rules.json"),
 		   "c detected, user rules.d and project file read");
@@ -519,7 +522,8 @@ static void test_load(void)
 	free(err);
 
 	{
-		char *rj = path_of("full/.sandy/rules.json"), *cj = path_of("config/rules.d/u.json");
+		char *rj = path_of("full/.sandy/rules.json"),
+		     *cj = path_of("config/rules.d/u.json");
 
 		unlink(rj);
 		if (symlink(cj, rj) == 0)
