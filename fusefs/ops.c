@@ -798,11 +798,10 @@ static int keep_before_removal(struct sfs_fs *fs, int dirfd, const char *name,
 			       const struct sfs_stat *st, struct sfs_node **node)
 {
 	*node = NULL;
-	/* Directories are always opened without a handle (no_opendir);
-	 * files only with lazy opens. */
-	bool handleless =
-		S_ISDIR(st->st.st_mode) ? fs->no_opendir : S_ISREG(st->st.st_mode) && fs->no_open;
-	if (!handleless)
+	/* fstat(), fchmod(), fsetxattr() on an open file reach the daemon
+	 * without its handle (the kernel sends none for them), and a
+	 * directory is open without one anyway (no_opendir). */
+	if (!S_ISREG(st->st.st_mode) && !S_ISDIR(st->st.st_mode))
 		return -1;
 	*node = sfs_table_find(fs->table, st);
 	if (!*node)
@@ -910,10 +909,13 @@ static void sfs_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse
 
 /* Host open flags for a kernel open request. O_DIRECT is dropped: the
  * daemon's buffers are not aligned for it and the kernel page cache is
- * bypassed by the kernel anyway when it matters. */
+ * bypassed by the kernel anyway when it matters. O_APPEND is dropped: the
+ * kernel places appends itself (and is not told when fcntl takes the flag
+ * away), so the host fd must write where it is told. */
 static int host_open_flags(int flags)
 {
-	return (flags & ~(O_CREAT | O_EXCL | O_NOCTTY | O_DIRECT)) | O_NOFOLLOW | O_CLOEXEC;
+	return (flags & ~(O_CREAT | O_EXCL | O_NOCTTY | O_DIRECT | O_APPEND)) | O_NOFOLLOW |
+	       O_CLOEXEC;
 }
 
 static bool opens_for_change(int flags)
@@ -986,9 +988,6 @@ static void sfs_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode
 	/* Once it opens without asking, the kernel never releases what it
 	 * opened, created files included: no handle must be left to leak. */
 	if (fs->no_open) {
-		/* The kernel places appends itself: the kept fd must write
-		 * where it is told, whoever uses it. */
-		fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_APPEND);
 		keep_created(fs, node_of(req, e.ino), fd, fi->flags & O_ACCMODE);
 		fd = 0;
 	}
