@@ -222,8 +222,10 @@ static int attr_target_open(int dirfd, const char *name, struct attr_target *t)
 	if (S_ISLNK(st.st_mode))
 		return -EPERM;
 #ifdef SANDYFS_PORTABLE_FALLBACK
+	/* A FIFO, socket or device has no user xattrs to show (as on Linux)
+	 * and is not opened to find out. */
 	if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
-		return -EPERM;
+		return -ENOTSUP;
 	t->fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (t->fd < 0 && errno == EACCES && S_ISREG(st.st_mode))
 		t->fd = openat(dirfd, name, O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
@@ -250,7 +252,7 @@ int sfs_chmod_at(int dirfd, const char *name, mode_t mode)
 	struct attr_target t;
 	int r = attr_target_open(dirfd, name, &t);
 	if (r < 0)
-		return r == -EPERM ? -EOPNOTSUPP : r;
+		return r == -EPERM || r == -ENOTSUP ? -EOPNOTSUPP : r;
 	return (int)attr_target_done(&t, fchmod(t.fd, mode));
 #else
 	return neg_errno(fchmodat(dirfd, name, mode, AT_SYMLINK_NOFOLLOW));
@@ -267,6 +269,8 @@ ssize_t sfs_getxattr_at(int dirfd, const char *name, const char *attr, void *buf
 {
 	struct attr_target t;
 	int r = attr_target_open(dirfd, name, &t);
+	if (r == -ENOTSUP)
+		return -ENODATA;
 	if (r < 0)
 		return r;
 	return attr_target_done(&t, XATTR_CALL(fgetxattr(t.fd, attr, buf, size),
@@ -277,6 +281,8 @@ ssize_t sfs_listxattr_at(int dirfd, const char *name, char *buf, size_t size)
 {
 	struct attr_target t;
 	int r = attr_target_open(dirfd, name, &t);
+	if (r == -ENOTSUP)
+		return 0;
 	if (r < 0)
 		return r;
 	return attr_target_done(
@@ -288,6 +294,8 @@ int sfs_setxattr_at(int dirfd, const char *name, const char *attr, const void *v
 {
 	struct attr_target t;
 	int r = attr_target_open(dirfd, name, &t);
+	if (r == -ENOTSUP)
+		return -EPERM; /* as Linux answers for user xattrs there */
 	if (r < 0)
 		return r;
 	return (int)attr_target_done(&t, XATTR_CALL(fsetxattr(t.fd, attr, value, size, flags),
@@ -298,6 +306,8 @@ int sfs_removexattr_at(int dirfd, const char *name, const char *attr)
 {
 	struct attr_target t;
 	int r = attr_target_open(dirfd, name, &t);
+	if (r == -ENOTSUP)
+		return -EPERM; /* as Linux answers for user xattrs there */
 	if (r < 0)
 		return r;
 	return (int)attr_target_done(

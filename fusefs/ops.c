@@ -246,13 +246,19 @@ static int locate_verified(struct sfs_fs *fs, struct sfs_node *n, struct sfs_loc
 }
 
 /* Opens N itself with FLAGS (never following a symlink) and checks that
- * what was opened is N. */
-static int open_node(struct sfs_fs *fs, struct sfs_node *n, int flags)
+ * what was opened is N. The way there is resolved with the daemon's own
+ * credentials (an anchor on the portable flavour is a directory opened for
+ * reading, which a caller with search permission only could not open);
+ * with AS_CALLER, the open itself is the caller's. */
+static int open_node_as(fuse_req_t as_caller, struct sfs_fs *fs, struct sfs_node *n, int flags)
 {
 	cleanup_location struct sfs_location loc = {0};
+	cleanup_creds struct sfs_creds creds = {0};
 	struct sfs_stat st;
 	int r = sfs_locate(fs->table, n, &loc);
 
+	if (r == 0 && as_caller)
+		r = sfs_creds_enter(as_caller, &creds);
 	if (r < 0)
 		return r;
 	cleanup_fd int fd = openat(loc.dir.fd, loc.name, flags | O_NOFOLLOW | O_CLOEXEC);
@@ -264,6 +270,11 @@ static int open_node(struct sfs_fs *fs, struct sfs_node *n, int flags)
 	if (!sfs_node_matches(fs->table, n, &st))
 		return -ESTALE;
 	return sfs_steal_fd(&fd);
+}
+
+static int open_node(struct sfs_fs *fs, struct sfs_node *n, int flags)
+{
+	return open_node_as(NULL, fs, n, flags);
 }
 
 /* The kernel's file handle, or 0 when it opened the file without asking. */
@@ -484,13 +495,24 @@ static void sfs_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *f
 		reply_attr(req, node_of(req, ino), &st);
 }
 
-static int apply_setattr(struct sfs_fs *fs, struct sfs_node *n, const struct stat *attr, int valid,
-			 struct fuse_file_info *fi)
+/* Everything is located with the daemon's credentials, then changed with
+ * the caller's. */
+static int apply_setattr(fuse_req_t req, struct sfs_fs *fs, struct sfs_node *n,
+			 const struct stat *attr, int valid, struct fuse_file_info *fi)
 {
 	cleanup_location struct sfs_location loc = {0};
+	cleanup_creds struct sfs_creds creds = {0};
+	cleanup_io struct io_fd io = {0};
 	struct sfs_node_info info;
 	struct sfs_stat st;
 	int r = locate_verified(fs, n, &loc, &st);
+	int ir = (valid & FUSE_SET_ATTR_SIZE) ? io_fd_get(fs, n, fi, O_WRONLY, &io) : 0;
+	int cr = sfs_creds_enter(req, &creds);
+
+	if (ir < 0)
+		return ir;
+	if (cr < 0)
+		return cr;
 
 	/* An open file whose name is gone (unlinked, renamed on the host)
 	 * is still reachable through its handle or kept fd. */
@@ -517,14 +539,8 @@ static int apply_setattr(struct sfs_fs *fs, struct sfs_node *n, const struct sta
 		if (r < 0)
 			return -errno;
 	}
-	if (valid & FUSE_SET_ATTR_SIZE) {
-		cleanup_io struct io_fd io = {0};
-		r = io_fd_get(fs, n, fi, O_WRONLY, &io);
-		if (r == 0 && ftruncate(io.fd, attr->st_size) < 0)
-			r = -errno;
-		if (r < 0)
-			return r;
-	}
+	if ((valid & FUSE_SET_ATTR_SIZE) && ftruncate(io.fd, attr->st_size) < 0)
+		return -errno;
 	if (valid & (FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_MTIME)) {
 		struct timespec tv[2] = {{.tv_nsec = UTIME_OMIT}, {.tv_nsec = UTIME_OMIT}};
 		if (valid & FUSE_SET_ATTR_ATIME_NOW)
@@ -582,14 +598,11 @@ static void sfs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int v
 {
 	struct sfs_fs *fs = fs_of(req);
 	struct sfs_node *n = node_of(req, ino);
-	cleanup_creds struct sfs_creds creds = {0};
 	struct sfs_stat st;
 	int r = check_setattr(req, n, attr, valid, fi);
 
 	if (r == 0)
-		r = sfs_creds_enter(req, &creds);
-	if (r == 0)
-		r = apply_setattr(fs, n, attr, valid, fi);
+		r = apply_setattr(req, fs, n, attr, valid, fi);
 	if (r == 0)
 		r = stat_node(fs, n, fi, &st);
 	if (r < 0)
@@ -927,7 +940,6 @@ static void sfs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct sfs_fs *fs = fs_of(req);
 	struct sfs_node *n = node_of(req, ino);
-	cleanup_creds struct sfs_creds creds = {0};
 	int overlay_fd = overlay_of(fs, n);
 
 	if (fs->no_open) {
@@ -943,14 +955,12 @@ static void sfs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		r = dup(overlay_fd);
 		if (r < 0)
 			r = -errno;
-	} else {
+	} else if (r == 0) {
 		/* The kernel has checked the caller's permission to open
 		 * (default_permissions); the host checks it again for what
 		 * can change something, as the caller. */
-		if (r == 0 && opens_for_change(fi->flags))
-			r = sfs_creds_enter(req, &creds);
-		if (r == 0)
-			r = open_node(fs, n, host_open_flags(fi->flags));
+		r = open_node_as(opens_for_change(fi->flags) ? req : NULL, fs, n,
+				 host_open_flags(fi->flags));
 	}
 	if (r < 0) {
 		fuse_reply_err(req, -r);
@@ -1118,7 +1128,6 @@ static void dir_handle_close(struct sfs_dir_handle *d)
 static void sfs_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct sfs_fs *fs = fs_of(req);
-	cleanup_creds struct sfs_creds creds = {0};
 	struct sfs_dir_handle *d = NULL;
 
 	if (fs->no_opendir) {
@@ -1127,9 +1136,9 @@ static void sfs_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *f
 		fuse_reply_err(req, ENOSYS);
 		return;
 	}
-	int r = sfs_creds_enter(req, &creds);
-	if (r == 0)
-		r = dir_handle_open(fs, node_of(req, ino), &d);
+	/* Listing changes nothing and the kernel has checked the caller's
+	 * permission (default_permissions). */
+	int r = dir_handle_open(fs, node_of(req, ino), &d);
 	if (r < 0) {
 		fuse_reply_err(req, -r);
 		return;
@@ -1418,17 +1427,17 @@ static void sfs_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_
 	struct sfs_fs *fs = fs_of(req);
 	struct sfs_node *n = node_of(req, ino);
 	cleanup_location struct sfs_location loc = {0};
-	cleanup_creds struct sfs_creds creds = {0};
 	cleanup_free char *value = size ? malloc(size) : NULL;
 
 	if (xattrs_hidden(fs, n)) {
 		fuse_reply_err(req, ENODATA);
 		return;
 	}
-	int orphan_fd = -1;
+		int orphan_fd = -1;
+	/* Read with the daemon's credentials: the kernel has checked the
+	 * caller's (user.* needs read permission, trusted.* a capability), and
+	 * a directory the caller may only search is still readable here. */
 	ssize_t r = size && !value ? -ENOMEM : xattr_target(fs, n, &loc, &orphan_fd);
-	if (r == 0)
-		r = sfs_creds_enter(req, &creds);
 	if (r == 0 && orphan_fd >= 0) {
 		r = fgetxattr(orphan_fd, name, value, size);
 		r = r < 0 ? -errno : r;
@@ -1468,7 +1477,6 @@ static void sfs_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 	struct sfs_fs *fs = fs_of(req);
 	struct sfs_node *n = node_of(req, ino);
 	cleanup_location struct sfs_location loc = {0};
-	cleanup_creds struct sfs_creds creds = {0};
 	cleanup_free char *list = NULL;
 	ssize_t r;
 
@@ -1476,10 +1484,8 @@ static void sfs_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 		reply_xattr_bytes(req, size, NULL, 0);
 		return;
 	}
-	int orphan_fd = -1;
+		int orphan_fd = -1;
 	r = xattr_target(fs, n, &loc, &orphan_fd);
-	if (r == 0)
-		r = sfs_creds_enter(req, &creds);
 	/* The whole list, whatever SIZE asks, so that the filtered length is
 	 * what a size query reports. Retried if it grows meanwhile. */
 	for (int tries = 0; r == 0 && tries < 4; tries++) {
