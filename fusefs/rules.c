@@ -366,6 +366,9 @@ static int item_line(struct pctx *c, const cJSON *item, bool key)
 {
 	struct pos k = {item, 0, 0}, *p;
 
+	/* No index (the walk ran out of memory or gave up): no line. */
+	if (!c->pos || c->npos == 0)
+		return 0;
 	p = bsearch(&k, c->pos, c->npos, sizeof(*p), pos_cmp);
 	if (!p)
 		return 0;
@@ -381,7 +384,8 @@ static void index_lines(struct pctx *c)
 		free(l.v);
 		return;
 	}
-	qsort(l.v, l.n, sizeof(*l.v), pos_cmp);
+	if (l.n)
+		qsort(l.v, l.n, sizeof(*l.v), pos_cmp);
 	c->pos = l.v;
 	c->npos = l.n;
 }

@@ -29,7 +29,7 @@ have_bindfs=0
 command -v bindfs >/dev/null && have_bindfs=1
 
 cleanup() {
-	for m in "$work"/*/mnt-*; do
+	for m in "$work"/*/mnt-* "$work"/tmpfs/t/mnt-*; do
 		grep -q " $m " /proc/self/mountinfo && umount -l "$m"
 	done
 	grep -q " $work/tmpfs " /proc/self/mountinfo && umount -l "$work/tmpfs"
@@ -87,20 +87,22 @@ bench_on() { # LABEL TREE
 	mkdir -p "$mnt_s" "$mnt_b"
 	# The C project built in every flavour: sandyfs's own sources.
 	mkdir -p "$tree/src/sandyfs"
-	cp -a "$repo/meson.build" "$repo/meson_options.txt" "$repo/fusefs" "$tree/src/sandyfs/"
-	mkdir -p "$tree/src/sandyfs/tests" && echo "" >"$tree/src/sandyfs/tests/meson.build"
+	tar -C "$repo" --exclude='./build*' --exclude='./.git' -cf - . | tar -C "$tree/src/sandyfs" -xf -
+	local mnt_l=$base/mnt-lazy
+	mkdir -p "$mnt_l"
 	"$sandyfs" mount --allow-other --pid-file "$base/pid" "$tree" "$mnt_s"
+	"$sandyfs" mount --allow-other --lazy-open "$tree" "$mnt_l"
 	local pid
 	pid=$(cat "$base/pid")
 	[ $have_bindfs = 1 ] && bindfs "$tree" "$mnt_b"
-	local flavours=(native sandyfs) dirs=("$tree" "$mnt_s")
+	local flavours=(native sandyfs lazy) dirs=("$tree" "$mnt_s" "$mnt_l")
 	[ $have_bindfs = 1 ] && flavours+=(bindfs) dirs+=("$mnt_b")
 	for i in "${!flavours[@]}"; do
 		(cd "${dirs[$i]}" && meson setup "build/${flavours[$i]}" src/sandyfs >/dev/null 2>&1) || true
 	done
 	echo
-	echo "== $label: $(find "$tree" -type f -not -path '*/.git/*' | wc -l) files, policy: $("$sandyfs" rules "$tree" 2>/dev/null | grep -c . || echo ?) rule lines"
-	printf '%-24s %12s %12s %8s %12s\n' workload native sandyfs ratio "bindfs ratio"
+	echo "== $label: $(find "$tree" -type f -not -path '*/.git/*' | wc -l) files in $(find "$tree" -type d -not -path '*/.git*' | wc -l) directories; policy: $("$sandyfs" rules --json "$tree" | sed -n 's/.*"name":[[:space:]]*"\([^"]*\)".*/\1/p' | tr '\n' ' ')"
+	printf '%-24s %12s %12s %8s %12s %12s\n' workload native sandyfs ratio "lazy-open" "bindfs ratio"
 	for w in "${!names[@]}"; do
 		declare -A samples=()
 		for f in "${!flavours[@]}"; do samples[$f]=""; done
@@ -117,23 +119,26 @@ bench_on() { # LABEL TREE
 		local name=${names[$w]}
 		if [[ $name == *MB/s* ]]; then
 			# throughput: MB/s, ratio is sandyfs/native throughput
-			local tn ts tb=""
+			local tn ts tl tb=""
 			tn=$(awk -v ms="${med[0]}" 'BEGIN {printf "%.0f", 1024 / (ms / 1000)}')
 			ts=$(awk -v ms="${med[1]}" 'BEGIN {printf "%.0f", 1024 / (ms / 1000)}')
-			[ $have_bindfs = 1 ] && tb=$(awk -v a="${med[0]}" -v b="${med[2]}" 'BEGIN {printf "%.2f", a / b}')
-			printf '%-24s %10s/s %10s/s %8s %12s\n' "$name" "${tn}MB" "${ts}MB" \
-				"$(awk -v a="${med[0]}" -v b="${med[1]}" 'BEGIN {printf "%.2f", a / b}')" "$tb"
+			tl=$(awk -v a="${med[0]}" -v b="${med[2]}" 'BEGIN {printf "%.2f", a / b}')
+			[ $have_bindfs = 1 ] && tb=$(awk -v a="${med[0]}" -v b="${med[3]}" 'BEGIN {printf "%.2f", a / b}')
+			printf '%-24s %10s/s %10s/s %8s %12s %12s\n' "$name" "${tn}MB" "${ts}MB" \
+				"$(awk -v a="${med[0]}" -v b="${med[1]}" 'BEGIN {printf "%.2f", a / b}')" "$tl" "$tb"
 		else
-			local tb=""
-			[ $have_bindfs = 1 ] && tb=$(awk -v a="${med[0]}" -v b="${med[2]}" 'BEGIN {printf "%.2f", b / a}')
-			printf '%-24s %10sms %10sms %8s %12s\n' "$name" "${med[0]}" "${med[1]}" \
-				"$(awk -v a="${med[0]}" -v b="${med[1]}" 'BEGIN {printf "%.2f", (a > 0 ? b / a : 0)}')" "$tb"
+			local tb="" tl
+			tl=$(awk -v a="${med[0]}" -v b="${med[2]}" 'BEGIN {printf "%.2f", (a > 0 ? b / a : 0)}')
+			[ $have_bindfs = 1 ] && tb=$(awk -v a="${med[0]}" -v b="${med[3]}" 'BEGIN {printf "%.2f", b / a}')
+			printf '%-24s %10sms %10sms %8s %12s %12s\n' "$name" "${med[0]}" "${med[1]}" \
+				"$(awk -v a="${med[0]}" -v b="${med[1]}" 'BEGIN {printf "%.2f", (a > 0 ? b / a : 0)}')" "$tl" "$tb"
 		fi
 		unset samples
 	done
 	rm -f "$tree/build/big.bin"
 	echo "sandyfs daemon: $(daemon_stats "$pid")"
 	"$sandyfs" umount "$mnt_s"
+	"$sandyfs" umount "$mnt_l"
 	[ $have_bindfs = 1 ] && umount "$mnt_b"
 	true
 }
