@@ -47,9 +47,10 @@ struct sfs_node {
 	} * aliases;
 	unsigned naliases;
 
-	int wd;		/* inotify watch descriptor, 0 when not watched */
-	int overlay_fd; /* served instead of SOURCE's file, or -1 (not owned) */
-	int orphan_fd;	/* the file after its last name went, or -1 (owned) */
+	int wd;		  /* inotify watch descriptor, 0 when not watched */
+	int overlay_fd;	  /* served instead of SOURCE's file, or -1 (not owned) */
+	int orphan_fd;	  /* the file after its last name went, or -1 (owned) */
+	unsigned handles; /* file handles the kernel holds (open, create) */
 	struct sfs_node *wd_next;
 };
 
@@ -399,6 +400,7 @@ void sfs_node_info(struct sfs_table *t, const struct sfs_node *n, struct sfs_nod
 	out->covered = n->wd || (n->parent && n->parent->wd);
 	out->overlay_fd = n->overlay_fd;
 	out->orphan_fd = n->orphan_fd;
+	out->handles = n->handles;
 	pthread_mutex_unlock(&t->lock);
 }
 
@@ -820,6 +822,14 @@ void sfs_node_set_overlay(struct sfs_table *t, struct sfs_node *n, int overlay_f
 {
 	pthread_mutex_lock(&t->lock);
 	n->overlay_fd = overlay_fd;
+	pthread_mutex_unlock(&t->lock);
+}
+
+void sfs_node_handles(struct sfs_table *t, struct sfs_node *n, int delta)
+{
+	pthread_mutex_lock(&t->lock);
+	if (delta > 0 || n->handles > 0)
+		n->handles += (unsigned)delta;
 	pthread_mutex_unlock(&t->lock);
 }
 

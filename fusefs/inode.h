@@ -44,9 +44,10 @@ struct sfs_node_info {
 	dev_t dev;
 	ino_t ino;
 	uint64_t generation;
-	bool covered;	/* host changes to it are reported (watch.h) */
-	int overlay_fd; /* a host file served in its place (guard.h), or -1 */
-	int orphan_fd;	/* see sfs_node_adopt_orphan_fd, or -1 */
+	bool covered;	  /* host changes to it are reported (watch.h) */
+	int overlay_fd;	  /* a host file served in its place (guard.h), or -1 */
+	int orphan_fd;	  /* see sfs_node_adopt_orphan_fd, or -1 */
+	unsigned handles; /* file handles the kernel holds on it */
 };
 
 /* ROOTFD is an anchor fd on SOURCE, owned by the table from now on. At
@@ -110,6 +111,9 @@ bool sfs_node_matches(struct sfs_table *t, struct sfs_node *n, const struct sfs_
 /* Marks N as served from OVERLAY_FD (owned by the guard) instead of
  * SOURCE. */
 void sfs_node_set_overlay(struct sfs_table *t, struct sfs_node *n, int overlay_fd);
+
+/* The kernel took (DELTA 1) or released (-1) a file handle on N. */
+void sfs_node_handles(struct sfs_table *t, struct sfs_node *n, int delta);
 
 /* N lost its last known name through the mount (unlink, rename over it)
  * while the kernel still knows it, maybe open: FD, an fd on the same file

@@ -813,11 +813,16 @@ static int keep_before_removal(struct sfs_fs *fs, int dirfd, const char *name,
 	*node = NULL;
 	/* fstat(), fchmod(), fsetxattr() on an open file reach the daemon
 	 * without its handle (the kernel sends none for them), and a
-	 * directory is open without one anyway (no_opendir). */
+	 * directory is open without one anyway (no_opendir). A file with no
+	 * handle out, when every open makes one, is open nowhere. */
 	if (!S_ISREG(st->st.st_mode) && !S_ISDIR(st->st.st_mode))
 		return -1;
 	*node = sfs_table_find(fs->table, st);
 	if (!*node)
+		return -1;
+	struct sfs_node_info info;
+	sfs_node_info(fs->table, *node, &info);
+	if (S_ISREG(st->st.st_mode) && !fs->no_open && info.handles == 0)
 		return -1;
 	/* A directory too: a process may sit in it (its cwd) and still stat
 	 * it, as natively. */
@@ -968,8 +973,11 @@ static void sfs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	}
 	fi->fh = (uint64_t)r;
 	fi->keep_cache = 1;
-	if (fuse_reply_open(req, fi) != 0)
+	sfs_node_handles(fs->table, n, 1);
+	if (fuse_reply_open(req, fi) != 0) {
+		sfs_node_handles(fs->table, n, -1);
 		close(r);
+	}
 }
 
 static void sfs_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
@@ -1003,9 +1011,13 @@ static void sfs_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode
 	}
 	fi->fh = (uint64_t)fd;
 	fi->keep_cache = 1;
+	if (fd > 0)
+		sfs_node_handles(fs->table, node_of(req, e.ino), 1);
 	if (fuse_reply_create(req, &e, fi) != 0) {
-		if (fd > 0)
+		if (fd > 0) {
+			sfs_node_handles(fs->table, node_of(req, e.ino), -1);
 			close(fd);
+		}
 		sfs_table_forget(fs->table, node_of(req, e.ino), 1);
 	}
 }
@@ -1082,9 +1094,10 @@ static void sfs_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *in
 
 static void sfs_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-	(void)ino;
-	if (handle_of(fi) > 0)
+	if (handle_of(fi) > 0) {
 		close(handle_of(fi));
+		sfs_node_handles(fs_of(req)->table, node_of(req, ino), -1);
+	}
 	fuse_reply_err(req, 0);
 }
 
@@ -1433,7 +1446,7 @@ static void sfs_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_
 		fuse_reply_err(req, ENODATA);
 		return;
 	}
-		int orphan_fd = -1;
+	int orphan_fd = -1;
 	/* Read with the daemon's credentials: the kernel has checked the
 	 * caller's (user.* needs read permission, trusted.* a capability), and
 	 * a directory the caller may only search is still readable here. */
@@ -1484,7 +1497,7 @@ static void sfs_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 		reply_xattr_bytes(req, size, NULL, 0);
 		return;
 	}
-		int orphan_fd = -1;
+	int orphan_fd = -1;
 	r = xattr_target(fs, n, &loc, &orphan_fd);
 	/* The whole list, whatever SIZE asks, so that the filtered length is
 	 * what a size query reports. Retried if it grows meanwhile. */
