@@ -8,6 +8,8 @@ scripts/deps.sh || exit 1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0
 total_pass=0 total_fail=0
+runlog=$(mktemp)
+trap 'rm -f "$runlog"' EXIT
 # fuzz: the clang build with the libFuzzer targets, which only runs them.
 for flavour in ${SANDY_FLAVOURS:-normal fallback asan fuzz}; do
 	echo "== $flavour build"
@@ -18,7 +20,10 @@ for flavour in ${SANDY_FLAVOURS:-normal fallback asan fuzz}; do
 	fi
 	filter=
 	[ "$flavour" = fuzz ] && filter=cli/fuzz.sh
-	out=$(tests/run.sh "$dir" "$filter" | tee /dev/stderr | tail -n 1)
+	# Streamed to stdout as it runs, and kept for the count (never through
+	# /dev/stderr: reopening it on a log file would write over the log).
+	tests/run.sh "$dir" "$filter" | tee "$runlog"
+	out=$(tail -n 1 "$runlog")
 	p=$(echo "$out" | sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed$/\1/p')
 	f=$(echo "$out" | sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed$/\2/p')
 	total_pass=$((total_pass + ${p:-0}))
