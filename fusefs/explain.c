@@ -18,36 +18,19 @@
 #include "explain.h"
 #include "policy.h"
 #include "rules.h"
-
-static inline void freep(void *p)
-{
-	free(*(void **)p);
-}
-#define _cleanup_free_ __attribute__((cleanup(freep)))
+#include "util.h"
 
 static const char explain_usage[] =
 	"usage: sandyfs explain [RULE OPTIONS] [--json] SOURCE PATH...\n"
 	"\n"
 	"For each PATH (relative to SOURCE, or SOURCE/PATH; it need not exist): its class,\n"
 	"the rule that decided it (file, line, entry) and why.\n"
-	"\n"
-	"rule options:\n"
-	"  -t, --type NAME        add the shipped rules NAME.json (repeatable);\n"
-	"                         default: every project type detected in SOURCE\n"
-	"      --no-detect        do not detect project types\n"
-	"  -r, --rules FILE       add a rule file (repeatable)\n"
-	"      --json             print JSON instead of text\n";
+	"\n" SFS_RULE_OPTS_HELP "      --json             print JSON instead of text\n";
 static const char rules_usage[] =
 	"usage: sandyfs rules [RULE OPTIONS] [--json] SOURCE\n"
 	"\n"
 	"The effective policy for SOURCE: the rule files read and every rule by class.\n"
-	"\n"
-	"rule options:\n"
-	"  -t, --type NAME        add the shipped rules NAME.json (repeatable);\n"
-	"                         default: every project type detected in SOURCE\n"
-	"      --no-detect        do not detect project types\n"
-	"  -r, --rules FILE       add a rule file (repeatable)\n"
-	"      --json             print JSON instead of text\n";
+	"\n" SFS_RULE_OPTS_HELP "      --json             print JSON instead of text\n";
 
 static int usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static int usage_error(const char *cmd, const char *fmt, ...)
@@ -178,7 +161,7 @@ static const char *strip_dir(const char *p, const char *prefix)
  */
 static char *relative_path(const char *source, const char *arg)
 {
-	_cleanup_free_ char *nsrc = NULL, *nreal = NULL, *narg = NULL, *cwd = NULL, *abs_src = NULL;
+	cleanup_free char *nsrc = NULL, *nreal = NULL, *narg = NULL, *cwd = NULL, *abs_src = NULL;
 	char real[PATH_MAX];
 	const char *rest = NULL;
 
@@ -224,7 +207,7 @@ static const char *present(int sfd, const char *rel)
 
 static int load(struct cmd *c, const char *source, struct sfs_policy **p)
 {
-	_cleanup_free_ char *err = NULL;
+	cleanup_free char *err = NULL;
 	int r = sfs_policy_load(&c->ro, source, p, &err);
 
 	if (r < 0) {
@@ -288,7 +271,7 @@ int sandyfs_cmd_explain(int argc, char **argv)
 	if (c.json)
 		arr = cJSON_CreateArray();
 	for (int i = c.first_arg + 1; i < argc; i++) {
-		_cleanup_free_ char *rel = relative_path(source, argv[i]);
+		cleanup_free char *rel = relative_path(source, argv[i]);
 		struct sfs_decision d;
 		bool mkdir_ok;
 

@@ -34,13 +34,7 @@ static const char usage_text[] =
 	"                         faster for tools that open many files (rg, tar), but a\n"
 	"                         denied file opened for writing without O_TRUNC then fails\n"
 	"                         at its first write (EROFS) instead of at open\n"
-	"\n"
-	"rule options:\n"
-	"  -t, --type NAME        add the shipped rules NAME.json (repeatable);\n"
-	"                         default: every project type detected in SOURCE\n"
-	"      --no-detect        do not detect project types\n"
-	"  -r, --rules FILE       add a rule file (repeatable)\n"
-	"\n"
+	"\n" SFS_RULE_OPTS_HELP "\n"
 	"`sandyfs mount` returns once the mount is live. SIGTERM, SIGINT or SIGHUP to the\n"
 	"daemon unmount it; so does `sandyfs umount`, also when the daemon has died.\n";
 

@@ -413,8 +413,6 @@ static void sfs_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	if (r == -ENOENT) {
 		/* A negative entry the kernel may cache: long where a host
 		 * create would be heard. */
-		struct sfs_node_info info;
-		sfs_node_info(fs->table, node_of(req, parent), &info);
 		memset(&e, 0, sizeof(e));
 		e.entry_timeout = sfs_node_watched(fs->table, node_of(req, parent))
 					  ? fs->watched_timeout
@@ -442,14 +440,6 @@ static void sfs_forget_multi(fuse_req_t req, size_t count, struct fuse_forget_da
 	fuse_reply_none(req);
 }
 
-static bool is_regular_node(struct sfs_fs *fs, struct sfs_node *n)
-{
-	struct sfs_node_info info;
-
-	sfs_node_info(fs->table, n, &info);
-	return info.type == S_IFREG;
-}
-
 static int overlay_of(struct sfs_fs *fs, struct sfs_node *n)
 {
 	struct sfs_node_info info;
@@ -461,14 +451,13 @@ static int overlay_of(struct sfs_fs *fs, struct sfs_node *n)
 static int stat_node(struct sfs_fs *fs, struct sfs_node *n, struct fuse_file_info *fi,
 		     struct sfs_stat *st)
 {
-	int overlay_fd = overlay_of(fs, n);
-
-	if (overlay_fd >= 0)
-		return sfs_stat_fd(overlay_fd, st);
-	if (handle_of(fi) > 0 && is_regular_node(fs, n))
-		return sfs_stat_fd(handle_of(fi), st);
 	struct sfs_node_info info;
+
 	sfs_node_info(fs->table, n, &info);
+	if (info.overlay_fd >= 0)
+		return sfs_stat_fd(info.overlay_fd, st);
+	if (handle_of(fi) > 0 && info.type == S_IFREG)
+		return sfs_stat_fd(handle_of(fi), st);
 	if (info.orphan_fd >= 0)
 		return sfs_stat_fd(info.orphan_fd, st);
 	cleanup_location struct sfs_location loc = {0};

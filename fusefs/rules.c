@@ -23,16 +23,11 @@
 #include "config.h"
 #include "glob.h"
 #include "rules.h"
+#include "util.h"
 
 #define MAX_RULE_FILE (1024 * 1024)
 
 /* ---- small helpers ------------------------------------------------------ */
-
-static inline void freep(void *p)
-{
-	free(*(void **)p);
-}
-#define _cleanup_free_ __attribute__((cleanup(freep)))
 
 static inline void closep(int *fd)
 {
@@ -394,7 +389,7 @@ static int perr(struct pctx *c, const cJSON *item, bool key, const char *fmt, ..
 	__attribute__((format(printf, 4, 5)));
 static int perr(struct pctx *c, const cJSON *item, bool key, const char *fmt, ...)
 {
-	_cleanup_free_ char *msg = NULL;
+	cleanup_free char *msg = NULL;
 	va_list ap;
 	int line = item ? item_line(c, item, key) : 0;
 
@@ -450,7 +445,7 @@ static unsigned glob_flags_for(enum sfs_class cls)
 static int check_glob(struct pctx *c, const cJSON *at, const char *key, const char *pattern,
 		      enum sfs_class cls)
 {
-	_cleanup_free_ char *reason = NULL;
+	cleanup_free char *reason = NULL;
 	int r = sfs_glob_check(pattern, glob_flags_for(cls), &reason);
 
 	if (r == -EINVAL)
@@ -719,7 +714,7 @@ static int parse_overlay(struct pctx *c, const cJSON *v)
 	cJSON_ArrayForEach(e, v)
 	{
 		const char *path, *file, *why;
-		_cleanup_free_ char *host = NULL, *dflt = NULL;
+		cleanup_free char *host = NULL, *dflt = NULL;
 
 		if (!cJSON_IsObject(e))
 			return perr(c, e, false,
@@ -980,7 +975,7 @@ static struct lfile *lfile_new(const char *path, const char *stem, enum sfs_trus
 static int parse_fd(struct sfs_loader *l, int fd, const char *path, const char *stem,
 		    enum sfs_trust trust, const char *origin, struct lfile **out, char **errmsg)
 {
-	_cleanup_free_ char *text = NULL;
+	cleanup_free char *text = NULL;
 	struct lfile *f;
 	size_t len = 0;
 	int r;
@@ -1073,7 +1068,7 @@ static int commit(struct sfs_loader *l, struct lfile *f, char **errmsg)
 	chain[l->nchain++] = f->stem ? f->stem : "";
 	for (size_t i = 0; i < f->nextends && r == 0; i++) {
 		const char *x = f->extends[i];
-		_cleanup_free_ char *path = NULL, *origin = NULL, *cycle = NULL;
+		cleanup_free char *path = NULL, *origin = NULL, *cycle = NULL;
 		size_t k;
 
 		if (!valid_set_name(x)) {
@@ -1134,7 +1129,7 @@ static int commit(struct sfs_loader *l, struct lfile *f, char **errmsg)
 static int parse_shipped(struct sfs_loader *l, const char *name, const char *origin,
 			 struct lfile **out, char **errmsg)
 {
-	_cleanup_free_ char *path = NULL;
+	cleanup_free char *path = NULL;
 	_cleanup_close_ int fd = -1;
 
 	if (asprintf(&path, "%s/%s.json", l->shipped_dir, name) < 0)
@@ -1160,7 +1155,7 @@ static int load_shipped(struct sfs_loader *l, const char *name, const char *orig
 
 int sfs_loader_add_type(struct sfs_loader *l, const char *name, const char *origin, char **errmsg)
 {
-	_cleanup_free_ char *path = NULL;
+	cleanup_free char *path = NULL;
 
 	if (!valid_set_name(name))
 		return seterr(errmsg, -EINVAL, "bad project type '%s'", name);
@@ -1191,7 +1186,7 @@ int sfs_loader_add_file(struct sfs_loader *l, const char *path, enum sfs_trust t
 int sfs_loader_add_buffer(struct sfs_loader *l, const char *display, const char *text, size_t len,
 			  enum sfs_trust trust, const char *origin, char **errmsg)
 {
-	_cleanup_free_ char *copy = NULL;
+	cleanup_free char *copy = NULL;
 	struct lfile *f;
 	int r;
 
@@ -1298,7 +1293,7 @@ int sfs_loader_detect(struct sfs_loader *l, int source_fd, char **errmsg)
 	if (r < 0)
 		return r;
 	for (size_t i = 0; i < n && r == 0; i++) {
-		_cleanup_free_ char *origin = NULL;
+		cleanup_free char *origin = NULL;
 		struct lfile *f = NULL;
 		const char *hit;
 
@@ -1383,7 +1378,7 @@ int sfs_loader_finish(struct sfs_loader *l, struct sfs_policy **out, char **errm
 
 		r = sfs_policy_add_source(p, &s);
 		for (size_t j = 0; j < f->nrules && r == 0; j++) {
-			_cleanup_free_ char *reason = NULL;
+			cleanup_free char *reason = NULL;
 			struct sfs_rule ru = f->rules[j];
 
 			ru.file = f->path;
@@ -1411,7 +1406,7 @@ int sfs_loader_finish(struct sfs_loader *l, struct sfs_policy **out, char **errm
 static int add_project_file(struct sfs_loader *l, int source_fd, const char *source_dir,
 			    char **errmsg)
 {
-	_cleanup_free_ char *display = NULL;
+	cleanup_free char *display = NULL;
 	_cleanup_close_ int dfd = -1, fd = -1;
 	struct lfile *f;
 	struct stat st;
@@ -1444,7 +1439,7 @@ static int add_project_file(struct sfs_loader *l, int source_fd, const char *sou
 
 static int add_user_files(struct sfs_loader *l, char **errmsg)
 {
-	_cleanup_free_ char *dir = user_rules_dir();
+	cleanup_free char *dir = user_rules_dir();
 	char **names;
 	size_t n;
 	int r;
@@ -1453,7 +1448,7 @@ static int add_user_files(struct sfs_loader *l, char **errmsg)
 		return 0;
 	r = list_json(dir, &names, &n, errmsg);
 	for (size_t i = 0; i < n && r == 0; i++) {
-		_cleanup_free_ char *path = NULL;
+		cleanup_free char *path = NULL;
 
 		if (asprintf(&path, "%s/%s", dir, names[i]) < 0)
 			r = -ENOMEM;

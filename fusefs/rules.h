@@ -53,6 +53,14 @@ enum { SFS_OPT_NO_DETECT = 0x5301 };
 	{"no-detect", no_argument, NULL, SFS_OPT_NO_DETECT}
 /* clang-format on */
 
+/* The rule options in --help, for every command that takes them. */
+#define SFS_RULE_OPTS_HELP                                                                         \
+	"rule options:\n"                                                                          \
+	"  -t, --type NAME        add the shipped rules NAME.json (repeatable);\n"                 \
+	"                         default: every project type detected in SOURCE\n"                \
+	"      --no-detect        do not detect project types\n"                                   \
+	"  -r, --rules FILE       add a rule file (repeatable)\n"
+
 /*
  * Feeds one getopt result to O: 1 when OPT was a rule option (consumed),
  * 0 when it is not one, -ENOMEM.
