@@ -84,9 +84,13 @@ finish "Ctrl-C" 130 "received SIGINT"
 # container's TTY (the command decides; here it exits 3); without one, the
 # command gets it from the terminal and sandy leaves the decision to it (an
 # interactive shell just drops the line). script(1) provides the terminal.
+# The command is exec'd, so no shell of script's ($SHELL, dash on a bare
+# machine) sits in the foreground group to die of the SIGINT itself; script -e
+# hands back the command's status.
 ctrl_c() { # DELAY COMMAND-STRING: types ^C after DELAY seconds
 	(sleep "$1"; printf '\003') |
-		timeout 30 script -qec "$2; echo rc=\$?" /dev/null 2>&1 | tr -d '\r'
+		timeout 30 script -qec "exec $2" /dev/null 2>&1 | tr -d '\r'
+	echo "rc=${PIPESTATUS[1]}"
 }
 out=$(ctrl_c 3 "'$SANDY' -q '$proj' -- sh -c 'trap \"echo got-int; exit 3\" INT; sleep 20'")
 check "Ctrl-C at a terminal: reaches the command in the container" grep -q 'got-int$' <<<"$out"
