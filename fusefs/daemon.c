@@ -5,6 +5,7 @@
 #include "compat.h"
 #include "gitlayout.h"
 #include "ops.h"
+#include "stats.h"
 #include "util.h"
 
 #include <errno.h>
@@ -284,9 +285,21 @@ static int build_fuse_args(const struct sfs_mount_opts *o, struct fuse_args *arg
 	return 0;
 }
 
+/* PATH made absolute, as the daemon leaves its working directory. */
+static int absolute_path(const char *path, char *out, size_t size)
+{
+	char cwd[PATH_MAX] = "";
+
+	if (path[0] != '/' && !getcwd(cwd, sizeof(cwd)))
+		return -errno;
+	int n = snprintf(out, size, "%s%s%s", cwd, *cwd ? "/" : "", path);
+	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
+}
+
 int sfs_mount_main(const struct sfs_mount_opts *o)
 {
-	char source[PATH_MAX], mountpoint[PATH_MAX];
+	char source[PATH_MAX], mountpoint[PATH_MAX], stats_file[PATH_MAX];
+	struct sfs_stats_dump *stats_dump = NULL;
 	struct fuse_args args = FUSE_ARGS_INIT(0, NULL);
 	struct sfs_fs *fs = NULL;
 	struct fuse_session *se = NULL;
@@ -315,8 +328,19 @@ int sfs_mount_main(const struct sfs_mount_opts *o)
 		if (r < 0)
 			error("cannot open audit log '%s': %s", o->audit_file, strerror(-r));
 	}
+	if (r == 0 && o->stats_file) {
+		/* A first, empty copy now: a path that cannot be written
+		 * stops the mount before anything is mounted. */
+		static const struct sfs_stats none;
+		r = absolute_path(o->stats_file, stats_file, sizeof(stats_file));
+		if (r == 0)
+			r = sfs_stats_write(&none, 0, stats_file);
+		if (r < 0)
+			error("cannot write stats file '%s': %s", o->stats_file, strerror(-r));
+	}
 	if (r < 0) {
 		sfs_policy_free(policy);
+		sfs_audit_close(audit);
 		close(rootfd);
 		return 1;
 	}
@@ -357,6 +381,12 @@ int sfs_mount_main(const struct sfs_mount_opts *o)
 		goto out_unmount;
 	}
 
+	/* Before any thread starts: each inherits SIGUSR1 blocked. */
+	if (o->stats_file &&
+	    (r = sfs_stats_dump_start(sfs_fs_stats(fs), stats_file, &stats_dump)) < 0) {
+		error("cannot write stats file '%s': %s", o->stats_file, strerror(-r));
+		goto out_unmount;
+	}
 	r = sfs_fs_start(fs, se);
 	if (r < 0) {
 		error("cannot watch source '%s': %s", o->source, strerror(-r));
@@ -376,6 +406,7 @@ int sfs_mount_main(const struct sfs_mount_opts *o)
 	status = r == 0 || r == SIGTERM || r == SIGINT || r == SIGHUP ? 0 : 1;
 out_unmount:
 	sfs_fs_stop(fs);
+	sfs_stats_dump_stop(stats_dump);
 	fuse_session_unmount(se);
 	if (o->pid_file)
 		unlink(o->pid_file);

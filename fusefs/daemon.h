@@ -17,6 +17,7 @@ struct sfs_mount_opts {
 	const char *pid_file;
 	const char *audit_file; /* --audit, or NULL */
 	bool lazy_open;		/* --lazy-open */
+	const char *stats_file; /* --stats, or NULL */
 	struct sfs_rule_opts rules;
 	double cache_timeout;
 };

@@ -34,6 +34,9 @@ static const char usage_text[] =
 	"                         faster for tools that open many files (rg, tar), but a\n"
 	"                         denied file opened for writing without O_TRUNC then fails\n"
 	"                         at its first write (EROFS) instead of at open\n"
+	"      --stats FILE       count the kernel's requests by kind (and the time spent on\n"
+	"                         them); write the counts to FILE as JSON on SIGUSR1 and at\n"
+	"                         unmount\n"
 	"\n" SFS_RULE_OPTS_HELP "\n"
 	"`sandyfs mount` returns once the mount is live. SIGTERM, SIGINT or SIGHUP to the\n"
 	"daemon unmount it; so does `sandyfs umount`, also when the daemon has died.\n";
@@ -80,13 +83,14 @@ static char *append_opt(char *list, const char *opt)
 
 static int cmd_mount(int argc, char **argv)
 {
-	enum { OPT_ALLOW_OTHER = 256, OPT_PID_FILE, OPT_AUDIT, OPT_LAZY_OPEN };
+	enum { OPT_ALLOW_OTHER = 256, OPT_PID_FILE, OPT_AUDIT, OPT_LAZY_OPEN, OPT_STATS };
 	static const struct option longopts[] = {
 		{"foreground", no_argument, NULL, 'f'},
 		{"allow-other", no_argument, NULL, OPT_ALLOW_OTHER},
 		{"pid-file", required_argument, NULL, OPT_PID_FILE},
 		{"audit", required_argument, NULL, OPT_AUDIT},
 		{"lazy-open", no_argument, NULL, OPT_LAZY_OPEN},
+		{"stats", required_argument, NULL, OPT_STATS},
 		{"help", no_argument, NULL, 'h'},
 		SFS_RULE_LONG_OPTS,
 		{NULL, 0, NULL, 0},
@@ -122,6 +126,9 @@ static int cmd_mount(int argc, char **argv)
 			break;
 		case OPT_LAZY_OPEN:
 			o.lazy_open = true;
+			break;
+		case OPT_STATS:
+			o.stats_file = optarg;
 			break;
 		case 'h':
 			fputs(usage_text, stdout);

@@ -16,6 +16,7 @@
 #include "creds.h"
 #include "guard.h"
 #include "inode.h"
+#include "stats.h"
 #include "util.h"
 #include "watch.h"
 
@@ -59,6 +60,7 @@ struct sfs_fs {
 		int fd, accmode;
 	} created[64];
 	unsigned created_next;
+	struct sfs_stats stats;
 };
 
 struct sfs_dir_handle {
@@ -101,7 +103,7 @@ int sfs_fs_new(int rootfd, const struct sfs_fs_config *cfg, struct sfs_policy *p
 	pthread_mutex_init(&fs->created_lock, NULL);
 	for (size_t i = 0; i < SFS_ARRAY_SIZE(fs->created); i++)
 		fs->created[i].fd = -1;
-	if (cfg->watch_host && sfs_watch_new(fs->table, rootfd, &fs->watch) == 0)
+	if (cfg->watch_host && sfs_watch_new(fs->table, rootfd, &fs->stats, &fs->watch) == 0)
 		sfs_watch_dir(fs->watch, sfs_table_root(fs->table), rootfd, NULL);
 	sfs_creds_init();
 	*out = fs;
@@ -131,6 +133,11 @@ void sfs_fs_free(struct sfs_fs *fs)
 	sfs_guard_free(fs->guard);
 	sfs_table_free(fs->table);
 	free(fs);
+}
+
+struct sfs_stats *sfs_fs_stats(struct sfs_fs *fs)
+{
+	return &fs->stats;
 }
 
 static double timeout_for(const struct sfs_fs *fs, const struct sfs_node_info *info)
@@ -395,6 +402,7 @@ static void sfs_init(void *userdata, struct fuse_conn_info *conn)
 
 static void sfs_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
+	SFS_TIME_REQUEST(&fs_of(req)->stats, LOOKUP);
 	struct sfs_fs *fs = fs_of(req);
 	struct fuse_entry_param e;
 	cleanup_anchor struct sfs_anchor dir = {0};
@@ -428,12 +436,14 @@ static void sfs_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 
 static void sfs_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
 {
+	SFS_TIME_REQUEST(&fs_of(req)->stats, FORGET);
 	sfs_table_forget(fs_of(req)->table, node_of(req, ino), nlookup);
 	fuse_reply_none(req);
 }
 
 static void sfs_forget_multi(fuse_req_t req, size_t count, struct fuse_forget_data *forgets)
 {
+	SFS_TIME_REQUEST(&fs_of(req)->stats, FORGET);
 	for (size_t i = 0; i < count; i++)
 		sfs_table_forget(fs_of(req)->table, node_of(req, forgets[i].ino),
 				 forgets[i].nlookup);
@@ -475,6 +485,7 @@ static void reply_attr(fuse_req_t req, struct sfs_node *n, const struct sfs_stat
 
 static void sfs_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
+	SFS_TIME_REQUEST(&fs_of(req)->stats, GETATTR);
 	struct sfs_stat st;
 	int r = stat_node(fs_of(req), node_of(req, ino), fi, &st);
 
@@ -585,6 +596,7 @@ static int check_setattr(fuse_req_t req, struct sfs_node *n, const struct stat *
 static void sfs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int valid,
 			struct fuse_file_info *fi)
 {
+	SFS_TIME_REQUEST(&fs_of(req)->stats, SETATTR);
 	struct sfs_fs *fs = fs_of(req);
 	struct sfs_node *n = node_of(req, ino);
 	struct sfs_stat st;
@@ -602,6 +614,7 @@ static void sfs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int v
 
 static void sfs_readlink(fuse_req_t req, fuse_ino_t ino)
 {
+	SFS_TIME_REQUEST(&fs_of(req)->stats, READLINK);
 	struct sfs_fs *fs = fs_of(req);
 	cleanup_location struct sfs_location loc = {0};
 	char buf[PATH_MAX + 1];
@@ -720,6 +733,7 @@ static mode_t new_mode(fuse_req_t req, int dirfd, mode_t mode)
 
 static void sfs_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, dev_t rdev)
 {
+	SFS_TIME_REQUEST(&fs_of(req)->stats, MKNOD);
 	struct sfs_caller c = caller_of(req);
 	cleanup_change struct change ch = {0};
 
@@ -740,6 +754,7 @@ static void sfs_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
 
 static void sfs_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode)
 {
+	SFS_TIME_REQUEST(&fs_of(req)->stats, MKDIR);
 	cleanup_change struct change ch = {0};
 	int r = change_begin(req, parent, name, SFS_OP_MKDIR, "mkdir", &ch);
 
@@ -750,6 +765,7 @@ static void sfs_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
 
 static void sfs_symlink(fuse_req_t req, const char *target, fuse_ino_t parent, const char *name)
 {
+	SFS_TIME_REQUEST(&fs_of(req)->stats, SYMLINK);
 	struct sfs_caller c = caller_of(req);
 	cleanup_change struct change ch = {0};
 
@@ -766,6 +782,7 @@ static void sfs_symlink(fuse_req_t req, const char *target, fuse_ino_t parent, c
 
 static void sfs_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char *newname)
 {
+	SFS_TIME_REQUEST(&fs_of(req)->stats, LINK);
 	struct sfs_fs *fs = fs_of(req);
 	struct sfs_node *n = node_of(req, ino);
 	cleanup_change struct change ch = {0};
@@ -860,17 +877,20 @@ static void remove_name(fuse_req_t req, fuse_ino_t parent, const char *name, boo
 
 static void sfs_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
+	SFS_TIME_REQUEST(&fs_of(req)->stats, UNLINK);
 	remove_name(req, parent, name, false);
 }
 
 static void sfs_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
+	SFS_TIME_REQUEST(&fs_of(req)->stats, RMDIR);
 	remove_name(req, parent, name, true);
 }
 
 static void sfs_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent,
 		       const char *newname, unsigned int flags)
 {
+	SFS_TIME_REQUEST(&fs_of(req)->stats, RENAME);
 	struct sfs_fs *fs = fs_of(req);
 	struct sfs_caller c = caller_of(req);
 	cleanup_change struct change from = {0};
@@ -932,6 +952,7 @@ static bool opens_for_change(int flags)
 
 static void sfs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
+	SFS_TIME_REQUEST(&fs_of(req)->stats, OPEN);
 	struct sfs_fs *fs = fs_of(req);
 	struct sfs_node *n = node_of(req, ino);
 	int overlay_fd = overlay_of(fs, n);
@@ -972,6 +993,7 @@ static void sfs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 static void sfs_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
 		       struct fuse_file_info *fi)
 {
+	SFS_TIME_REQUEST(&fs_of(req)->stats, CREATE);
 	struct sfs_fs *fs = fs_of(req);
 	cleanup_change struct change ch = {0};
 	struct fuse_entry_param e;
@@ -1014,6 +1036,7 @@ static void sfs_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode
 static void sfs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		     struct fuse_file_info *fi)
 {
+	SFS_TIME_REQUEST(&fs_of(req)->stats, READ);
 	struct fuse_bufvec buf = FUSE_BUFVEC_INIT(size);
 	cleanup_io struct io_fd io = {0};
 	int r = io_fd_get(fs_of(req), node_of(req, ino), fi, O_RDONLY, &io);
@@ -1057,6 +1080,7 @@ static void write_identity_leave(struct write_identity *w)
 static void sfs_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *in, off_t off,
 			  struct fuse_file_info *fi)
 {
+	SFS_TIME_REQUEST(&fs_of(req)->stats, WRITE);
 	struct fuse_bufvec out = FUSE_BUFVEC_INIT(fuse_buf_size(in));
 	cleanup_io struct io_fd io = {0};
 	struct write_identity w;
@@ -1083,6 +1107,7 @@ static void sfs_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *in
 
 static void sfs_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
+	SFS_TIME_REQUEST(&fs_of(req)->stats, RELEASE);
 	if (handle_of(fi) > 0) {
 		close(handle_of(fi));
 		sfs_node_handles(fs_of(req)->table, node_of(req, ino), -1);
@@ -1092,6 +1117,7 @@ static void sfs_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *f
 
 static void sfs_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
 {
+	SFS_TIME_REQUEST(&fs_of(req)->stats, FSYNC);
 	cleanup_io struct io_fd io = {0};
 	int r = io_fd_get(fs_of(req), node_of(req, ino), fi, O_RDONLY, &io);
 
@@ -1129,6 +1155,7 @@ static void dir_handle_close(struct sfs_dir_handle *d)
 
 static void sfs_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
+	SFS_TIME_REQUEST(&fs_of(req)->stats, OPENDIR);
 	struct sfs_fs *fs = fs_of(req);
 	struct sfs_dir_handle *d = NULL;
 
@@ -1283,17 +1310,20 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t offset
 static void sfs_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 			struct fuse_file_info *fi)
 {
+	SFS_TIME_REQUEST(&fs_of(req)->stats, READDIR);
 	do_readdir(req, ino, size, off, fi, false);
 }
 
 static void sfs_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 			    struct fuse_file_info *fi)
 {
+	SFS_TIME_REQUEST(&fs_of(req)->stats, READDIRPLUS);
 	do_readdir(req, ino, size, off, fi, true);
 }
 
 static void sfs_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
+	SFS_TIME_REQUEST(&fs_of(req)->stats, RELEASEDIR);
 	(void)ino;
 	if (dir_handle(fi))
 		dir_handle_close(dir_handle(fi));
@@ -1302,6 +1332,7 @@ static void sfs_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info
 
 static void sfs_fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
 {
+	SFS_TIME_REQUEST(&fs_of(req)->stats, FSYNCDIR);
 	struct sfs_dir_handle *d = dir_handle(fi);
 	int fd =
 		d ? dirfd(d->dp) : open_node(fs_of(req), node_of(req, ino), O_RDONLY | O_DIRECTORY);
@@ -1314,6 +1345,7 @@ static void sfs_fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync, struct fu
 
 static void sfs_statfs(fuse_req_t req, fuse_ino_t ino)
 {
+	SFS_TIME_REQUEST(&fs_of(req)->stats, STATFS);
 	struct statvfs sv;
 
 	(void)ino;
@@ -1326,6 +1358,7 @@ static void sfs_statfs(fuse_req_t req, fuse_ino_t ino)
 static void sfs_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t offset, off_t length,
 			  struct fuse_file_info *fi)
 {
+	SFS_TIME_REQUEST(&fs_of(req)->stats, FALLOCATE);
 	cleanup_io struct io_fd io = {0};
 	struct write_identity w;
 	struct sfs_node *n = node_of(req, ino);
@@ -1345,6 +1378,7 @@ static void sfs_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_in,
 				struct fuse_file_info *fi_in, fuse_ino_t ino_out, off_t off_out,
 				struct fuse_file_info *fi_out, size_t len, int flags)
 {
+	SFS_TIME_REQUEST(&fs_of(req)->stats, COPY_FILE_RANGE);
 	cleanup_io struct io_fd in = {0};
 	cleanup_io struct io_fd out = {0};
 	struct write_identity w;
@@ -1371,6 +1405,7 @@ static void sfs_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_in,
 static void sfs_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence,
 		      struct fuse_file_info *fi)
 {
+	SFS_TIME_REQUEST(&fs_of(req)->stats, LSEEK);
 	cleanup_io struct io_fd io = {0};
 	int r = io_fd_get(fs_of(req), node_of(req, ino), fi, O_RDONLY, &io);
 	off_t res = r < 0 ? r : lseek(io.fd, off, whence);
@@ -1426,6 +1461,7 @@ static int xattr_target(struct sfs_fs *fs, struct sfs_node *n, struct sfs_locati
 
 static void sfs_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
 {
+	SFS_TIME_REQUEST(&fs_of(req)->stats, GETXATTR);
 	struct sfs_fs *fs = fs_of(req);
 	struct sfs_node *n = node_of(req, ino);
 	cleanup_location struct sfs_location loc = {0};
@@ -1476,6 +1512,7 @@ static ssize_t list_xattrs(const struct sfs_location *loc, int orphan_fd, char *
 
 static void sfs_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 {
+	SFS_TIME_REQUEST(&fs_of(req)->stats, LISTXATTR);
 	struct sfs_fs *fs = fs_of(req);
 	struct sfs_node *n = node_of(req, ino);
 	cleanup_location struct sfs_location loc = {0};
@@ -1512,6 +1549,7 @@ static void sfs_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 static void sfs_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const char *value,
 			 size_t size, int flags)
 {
+	SFS_TIME_REQUEST(&fs_of(req)->stats, SETXATTR);
 	struct sfs_fs *fs = fs_of(req);
 	struct sfs_node *n = node_of(req, ino);
 	cleanup_location struct sfs_location loc = {0};
@@ -1532,6 +1570,7 @@ static void sfs_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const
 
 static void sfs_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 {
+	SFS_TIME_REQUEST(&fs_of(req)->stats, REMOVEXATTR);
 	struct sfs_fs *fs = fs_of(req);
 	struct sfs_node *n = node_of(req, ino);
 	cleanup_location struct sfs_location loc = {0};

@@ -41,6 +41,9 @@ void sfs_fs_free(struct sfs_fs *fs);
 int sfs_fs_start(struct sfs_fs *fs, struct fuse_session *se);
 void sfs_fs_stop(struct sfs_fs *fs);
 
+/* The request counters (stats.h). */
+struct sfs_stats *sfs_fs_stats(struct sfs_fs *fs);
+
 extern const struct fuse_lowlevel_ops sfs_ll_ops;
 
 #endif

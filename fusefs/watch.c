@@ -31,7 +31,7 @@ struct sfs_watch {
 	int stop[2];
 	pthread_t thread;
 	bool started;
-	atomic_uint_fast64_t events, invalidations, overflows;
+	struct sfs_stats *stats;
 	atomic_bool expire_only;
 };
 
@@ -63,7 +63,7 @@ static bool reports_all_changes(int fd)
 	}
 }
 
-int sfs_watch_new(struct sfs_table *t, int rootfd, struct sfs_watch **out)
+int sfs_watch_new(struct sfs_table *t, int rootfd, struct sfs_stats *stats, struct sfs_watch **out)
 {
 	if (!reports_all_changes(rootfd))
 		return -EOPNOTSUPP;
@@ -71,6 +71,7 @@ int sfs_watch_new(struct sfs_table *t, int rootfd, struct sfs_watch **out)
 	if (!w)
 		return -ENOMEM;
 	w->table = t;
+	w->stats = stats;
 	w->fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
 	if (w->fd < 0 || pipe2(w->stop, O_CLOEXEC) < 0) {
 		int e = errno;
@@ -146,7 +147,7 @@ static void invalidate_all(struct sfs_watch *w)
 {
 	struct entry_list l = {0};
 
-	atomic_fetch_add(&w->overflows, 1);
+	atomic_fetch_add(&w->stats->host_overflows, 1);
 	sfs_table_for_each_entry(w->table, collect_entry, &l);
 	for (size_t i = 0; i < l.len; i++) {
 		fuse_lowlevel_notify_inval_inode(w->se, l.items[i].id, 0, 0);
@@ -169,7 +170,7 @@ static void invalidate_child_attrs(struct sfs_watch *w, struct sfs_node *dir, co
 	struct sfs_node *child = sfs_table_find(w->table, &st);
 	if (child) {
 		fuse_lowlevel_notify_inval_inode(w->se, sfs_node_id(child), -1, 0);
-		atomic_fetch_add(&w->invalidations, 1);
+		atomic_fetch_add(&w->stats->host_invalidations, 1);
 		sfs_node_unpin(w->table, child);
 	}
 }
@@ -177,7 +178,7 @@ static void invalidate_child_attrs(struct sfs_watch *w, struct sfs_node *dir, co
 static void handle_event(struct sfs_watch *w, const struct inotify_event *ev,
 			 uint64_t *last_dir_inval)
 {
-	atomic_fetch_add(&w->events, 1);
+	atomic_fetch_add(&w->stats->host_events, 1);
 	if (ev->mask & IN_Q_OVERFLOW) {
 		invalidate_all(w);
 		return;
@@ -204,7 +205,7 @@ static void handle_event(struct sfs_watch *w, const struct inotify_event *ev,
 	} else {
 		invalidate_child_attrs(w, dir, ev->name);
 	}
-	atomic_fetch_add(&w->invalidations, 1);
+	atomic_fetch_add(&w->stats->host_invalidations, 1);
 	sfs_node_unpin(w->table, dir);
 }
 
@@ -263,10 +264,11 @@ void sfs_watch_free(struct sfs_watch *w)
 
 #else /* no inotify: the portable flavour */
 
-int sfs_watch_new(struct sfs_table *t, int rootfd, struct sfs_watch **out)
+int sfs_watch_new(struct sfs_table *t, int rootfd, struct sfs_stats *stats, struct sfs_watch **out)
 {
 	(void)t;
 	(void)rootfd;
+	(void)stats;
 	*out = NULL;
 	return -EOPNOTSUPP;
 }
@@ -298,14 +300,4 @@ void sfs_watch_set_expire_only(struct sfs_watch *w, bool expire_only)
 {
 	if (w)
 		atomic_store(&w->expire_only, expire_only);
-}
-
-void sfs_watch_stats(struct sfs_watch *w, struct sfs_watch_stats *out)
-{
-	memset(out, 0, sizeof(*out));
-	if (!w)
-		return;
-	out->events = atomic_load(&w->events);
-	out->invalidations = atomic_load(&w->invalidations);
-	out->overflows = atomic_load(&w->overflows);
 }

@@ -9,6 +9,7 @@
 #define SANDYFS_WATCH_H
 
 #include "inode.h"
+#include "stats.h"
 
 #define FUSE_USE_VERSION 314
 #include <fuse_lowlevel.h>
@@ -16,8 +17,9 @@
 
 struct sfs_watch;
 
-/* -EOPNOTSUPP when SOURCE (ROOTFD) cannot be watched reliably. */
-int sfs_watch_new(struct sfs_table *t, int rootfd, struct sfs_watch **out);
+/* -EOPNOTSUPP when SOURCE (ROOTFD) cannot be watched reliably. What is
+ * heard and invalidated is counted in STATS. */
+int sfs_watch_new(struct sfs_table *t, int rootfd, struct sfs_stats *stats, struct sfs_watch **out);
 /* Starts delivering invalidations to SE; stop before unmounting. */
 int sfs_watch_start(struct sfs_watch *w, struct fuse_session *se);
 void sfs_watch_free(struct sfs_watch *w);
@@ -30,10 +32,5 @@ void sfs_watch_set_expire_only(struct sfs_watch *w, bool expire_only);
 /* Watches directory NAME in DIRFD (NULL name: DIRFD itself), known as N.
  * Returns whether N is now watched. */
 bool sfs_watch_dir(struct sfs_watch *w, struct sfs_node *n, int dirfd, const char *name);
-
-struct sfs_watch_stats {
-	uint64_t events, invalidations, overflows;
-};
-void sfs_watch_stats(struct sfs_watch *w, struct sfs_watch_stats *out);
 
 #endif

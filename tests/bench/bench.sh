@@ -80,6 +80,43 @@ daemon_stats() { # pid -> "peak RSS MiB, fds"
 	printf ', %d fds' "$(ls "/proc/$pid/fd" | wc -l)"
 }
 
+# The daemon's request counters (sandyfs mount --stats): a fresh copy on
+# SIGUSR1, told apart by its serial.
+stats_snap() { # PID STATS-FILE COPY
+	local before after i
+	before=$(sed -n 's/^{"serial": \([0-9]*\).*/\1/p' "$2")
+	kill -USR1 "$1"
+	for i in $(seq 1 200); do
+		after=$(sed -n 's/^{"serial": \([0-9]*\).*/\1/p' "$2" 2>/dev/null)
+		[ -n "$after" ] && [ "$after" != "$before" ] && break
+		sleep 0.01
+	done
+	cp "$2" "$3"
+}
+# Lines "request count usec" (and "host-events N 0") from a counters file.
+stats_lines() {
+	sed -n -e 's/^  "\([a-z_]*\)": {"count": \([0-9]*\), "usec": \([0-9]*\)}.*/\1 \2 \3/p' \
+		-e 's/^{"serial": [0-9]*, "host_events": \([0-9]*\).*/host-events \1 0/p' "$1"
+}
+# BEFORE AFTER: the difference, appended to the workload's profile.
+stats_delta() {
+	join <(stats_lines "$1" | sort) <(stats_lines "$2" | sort) |
+		awk '{ if ($4 - $2 > 0) print $1, $4 - $2, $5 - $3 }'
+}
+# PROFILE-FILE RUNS: the requests one run costs, most frequent first.
+stats_report() {
+	awk -v runs="$2" '{ n[$1] += $2; us[$1] += $3 }
+		END { for (k in n) printf "%d %s\n", n[k] / runs, k }' "$1" | sort -rn | head -n 6 |
+		while read -r count name; do
+			if [ "$name" = host-events ]; then
+				printf ' %s %d' "$name" "$count"
+			else
+				printf ' %s %d (%.1f us)' "$name" "$count" \
+					"$(awk -v k="$name" '$1 == k { n += $2; us += $3 } END { print n ? us / n : 0 }' "$1")"
+			fi
+		done
+}
+
 bench_on() { # LABEL TREE
 	local label=$1 tree=$2 base
 	base=$(dirname "$tree")
@@ -90,10 +127,11 @@ bench_on() { # LABEL TREE
 	tar -C "$repo" --exclude='./build*' --exclude='./.git' -cf - . | tar -C "$tree/src/sandyfs" -xf -
 	local mnt_l=$base/mnt-lazy
 	mkdir -p "$mnt_l"
-	"$sandyfs" mount --allow-other --pid-file "$base/pid" "$tree" "$mnt_s"
+	"$sandyfs" mount --allow-other --pid-file "$base/pid" --stats "$base/stats.json" "$tree" "$mnt_s"
 	"$sandyfs" mount --allow-other --lazy-open "$tree" "$mnt_l"
 	local pid
 	pid=$(cat "$base/pid")
+	rm -f "$base"/profile.*
 	[ $have_bindfs = 1 ] && bindfs "$tree" "$mnt_b"
 	local flavours=(native sandyfs lazy) dirs=("$tree" "$mnt_s" "$mnt_l")
 	[ $have_bindfs = 1 ] && flavours+=(bindfs) dirs+=("$mnt_b")
@@ -110,7 +148,12 @@ bench_on() { # LABEL TREE
 			for f in "${!flavours[@]}"; do
 				export FLAVOUR=${flavours[$f]}
 				(cd "${dirs[$f]}" && eval "${preps[$w]}") >/dev/null 2>&1 || true
+				local profiled=0
+				[ "$r" -gt 0 ] && [ "${flavours[$f]}" = sandyfs ] && profiled=1
+				[ $profiled = 1 ] && stats_snap "$pid" "$base/stats.json" "$base/stats.before"
 				ms=$(timed "${dirs[$f]}" "${cmds[$w]}")
+				[ $profiled = 1 ] && stats_snap "$pid" "$base/stats.json" "$base/stats.after" &&
+					stats_delta "$base/stats.before" "$base/stats.after" >>"$base/profile.$w"
 				[ "$r" -gt 0 ] && samples[$f]+="$ms "
 			done
 		done
@@ -137,6 +180,10 @@ bench_on() { # LABEL TREE
 	done
 	rm -f "$tree/build/big.bin"
 	echo "sandyfs daemon: $(daemon_stats "$pid")"
+	echo "requests per run through sandyfs (the daemon's counters; mean handler time):"
+	for w in "${!names[@]}"; do
+		printf '  %-22s%s\n' "${names[$w]}" "$(stats_report "$base/profile.$w" "$runs")"
+	done
 	"$sandyfs" umount "$mnt_s"
 	"$sandyfs" umount "$mnt_l"
 	[ $have_bindfs = 1 ] && umount "$mnt_b"

@@ -64,6 +64,8 @@ fails "SOURCE missing" 1 "$base/nope" mount "$base/nope" "$mnt"
 fails "SOURCE a file" 1 "$file" mount "$file" "$mnt"
 fails "MOUNTPOINT missing" 1 "$base/nope" mount "$src" "$base/nope"
 fails "MOUNTPOINT a file" 1 "$file" mount "$src" "$file"
+fails "--stats in a missing directory" 1 "$base/nope/stats.json" \
+	mount --stats "$base/nope/stats.json" "$src" "$mnt"
 check "MOUNTPOINT a file: the file is untouched" test "$(cat "$file")" == "not a directory"
 
 # --- usage ------------------------------------------------------------------

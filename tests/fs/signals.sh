@@ -82,6 +82,30 @@ else
 	not_ok "busy: mount"
 fi
 
+# SIGUSR1 with --stats: the daemon writes its request counters and goes on
+# serving; at unmount it writes them a last time.
+if mount_sandyfs --pid-file "$base/pid" --stats "$base/stats.json" "$src" "$mnt"; then
+	pid=$(cat "$base/pid")
+	at_exit "kill -9 $pid 2>/dev/null"
+	check "stats: the file is there from the start" grep -q '"serial": 1,' "$base/stats.json"
+	mkdir "$mnt/made" && cat "$mnt/hello" >/dev/null
+	kill -USR1 "$pid"
+	check "stats: SIGUSR1 writes a fresh copy" \
+		wait_until 5 grep -q '"serial": 2,' "$base/stats.json"
+	check "stats: the mkdir is counted" \
+		grep -q '^  "mkdir": {"count": 1, "usec": [0-9]*}' "$base/stats.json"
+	check "stats: so are lookups" grep -q '^  "lookup": {"count": [1-9]' "$base/stats.json"
+	check "stats: the daemon is still serving" test "$(cat "$mnt/hello" 2>&1)" == served
+	rmdir "$mnt/made"
+	"$SANDYFS" umount "$mnt"
+	gone_cleanly "stats" "$mnt" "$pid"
+	check "stats: unmounting writes the counters a last time" \
+		grep -q '^  "rmdir": {"count": 1,' "$base/stats.json"
+	check "stats: no temporary file is left" test ! -e "$base/stats.json.tmp"
+else
+	not_ok "stats: mount --stats"
+fi
+
 # --- sandyfs mount -f in the background ------------------------------------------
 # A background job of a script starts with SIGINT ignored; env again.
 for sig in TERM INT; do
