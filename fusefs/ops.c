@@ -845,11 +845,33 @@ static int keep_before_removal(struct sfs_fs *fs, int dirfd, const char *name,
 	return fd;
 }
 
-/* After the removal: the node takes the fd if it lost its last name. */
+/* Closes the fds kept since N was created. */
+static void created_drop(struct sfs_fs *fs, const struct sfs_node *n)
+{
+	pthread_mutex_lock(&fs->created_lock);
+	for (size_t i = 0; i < SFS_ARRAY_SIZE(fs->created); i++) {
+		struct created_fd *c = &fs->created[i];
+		if (c->fd >= 0 && c->node == n) {
+			close(c->fd);
+			c->fd = -1;
+		}
+	}
+	pthread_mutex_unlock(&fs->created_lock);
+}
+
+/* After the removal: the node takes the fd if it lost its last name. I/O
+ * then goes to that fd (io_fd_get), which lives as long as the kernel
+ * knows the file; a created fd would only hold a deleted file's blocks
+ * until 64 newer files pushed it out (a 1 GiB file written and removed in
+ * a loop filled a tmpfs so). */
 static void keep_after_removal(struct sfs_fs *fs, struct sfs_node *node, int fd)
 {
-	if (fd >= 0 && !sfs_node_adopt_orphan_fd(fs->table, node, fd))
-		close(fd);
+	if (fd >= 0) {
+		if (sfs_node_adopt_orphan_fd(fs->table, node, fd))
+			created_drop(fs, node);
+		else
+			close(fd);
+	}
 	sfs_node_unpin(fs->table, node);
 }
 
