@@ -6,9 +6,10 @@
 # tests/run.sh on each build flavour, so the fallback build (no O_PATH,
 # openat2 or /proc) passes the same suite (acceptance 2).
 #
-# Two modes, each case printed with the mode in front of its name:
+# Three modes, each case printed with the mode in front of its name:
 #   root: the daemon runs as root with --allow-other; the suite runs as root
 #         and does the unprivileged parts as the test user (--as-uid/--as-gid);
+#   lazy: the same with --lazy-open (the kernel opens files without asking);
 #   user: the daemon runs as the test user without --allow-other and so does
 #         the suite; files owned by "someone else" (root) are prepared as root
 #         beforehand (conformance --prepare).
@@ -46,18 +47,24 @@ run_suite() {
 }
 
 # --- root daemon with --allow-other, suite as root and as the test user -----
-base=$(scratch)
-native=$base/native src=$base/source mnt=$base/mnt
-mkdir -p "$native" "$src" "$mnt"
-if mount_sandyfs --allow-other "$src" "$mnt" && is_mounted "$mnt"; then
-	run_suite root "$CONF" --prefix "root: " --as-uid "$uid" --as-gid "$gid" \
-		"$native" "$mnt" "$src" ${filter:+"$filter"}
-	check "root: the daemon is still serving after the suite" is_mounted "$mnt"
-	"$SANDYFS" umount "$mnt" >/dev/null 2>&1
-	check "root: sandyfs umount after the suite" eval '! is_mounted "$mnt"'
-else
-	not_ok "root: sandyfs mount --allow-other"
-fi
+root_mode() { # MODE [MOUNT OPTION...]
+	local mode=$1 base native src mnt
+	shift
+	base=$(scratch)
+	native=$base/native src=$base/source mnt=$base/mnt
+	mkdir -p "$native" "$src" "$mnt"
+	if mount_sandyfs --allow-other "$@" "$src" "$mnt" && is_mounted "$mnt"; then
+		run_suite "$mode" "$CONF" --prefix "$mode: " --as-uid "$uid" --as-gid "$gid" \
+			"$native" "$mnt" "$src" ${filter:+"$filter"}
+		check "$mode: the daemon is still serving after the suite" is_mounted "$mnt"
+		"$SANDYFS" umount "$mnt" >/dev/null 2>&1
+		check "$mode: sandyfs umount after the suite" eval '! is_mounted "$mnt"'
+	else
+		not_ok "$mode: sandyfs mount --allow-other $*"
+	fi
+}
+root_mode root
+root_mode lazy --lazy-open
 
 # --- daemon and suite as the test user ---------------------------------------
 base=$(scratch)
