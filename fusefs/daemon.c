@@ -296,6 +296,13 @@ static int absolute_path(const char *path, char *out, size_t size)
 	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
 }
 
+static unsigned worker_count(void)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+
+	return cpus < 2 ? 2 : cpus > 16 ? 16 : (unsigned)cpus;
+}
+
 int sfs_mount_main(const struct sfs_mount_opts *o)
 {
 	char source[PATH_MAX], mountpoint[PATH_MAX], stats_file[PATH_MAX];
@@ -397,8 +404,16 @@ int sfs_mount_main(const struct sfs_mount_opts *o)
 		error("out of memory");
 		goto out_unmount;
 	}
-	fuse_loop_cfg_set_max_threads(loop, 16);
-	fuse_loop_cfg_set_idle_threads(loop, 8);
+	/* As many workers as CPUs, all kept: the kernel wakes the reader that
+	 * has waited longest, so each extra thread makes every request land
+	 * on a colder one (rg through the mount on 2 CPUs: 16 threads 5.5x
+	 * native, 2 threads 3.9x); fewer idle than running means libfuse
+	 * ends and starts a thread per request. No handler waits for
+	 * another request, so a small pool cannot deadlock; a slow host
+	 * call (fsync of a big file) holds one worker. */
+	unsigned workers = worker_count();
+	fuse_loop_cfg_set_max_threads(loop, workers);
+	fuse_loop_cfg_set_idle_threads(loop, workers);
 	r = fuse_session_loop_mt(se, loop);
 	fuse_loop_cfg_destroy(loop);
 	/* libfuse returns the number of the signal that ended the loop:

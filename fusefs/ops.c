@@ -25,6 +25,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -284,10 +285,86 @@ static int open_node(struct sfs_fs *fs, struct sfs_node *n, int flags)
 	return open_node_as(NULL, fs, n, flags);
 }
 
-/* The kernel's file handle, or 0 when it opened the file without asking. */
-static int handle_of(const struct fuse_file_info *fi)
+/* What the kernel holds from open or create to release. An open that can
+ * change the file opens the host file at once, as the caller; a read-only
+ * one waits for the first request that needs an fd: most are served from
+ * the page cache (FOPEN_KEEP_CACHE) and never need one, which saves the
+ * daemon a host open and close per file (rg, tar, compilers). */
+struct open_file {
+	_Atomic int fd; /* -1 until opened */
+	int flags;	/* host open flags for the deferred open */
+};
+
+static struct open_file *handle_of(const struct fuse_file_info *fi)
 {
-	return fi ? (int)fi->fh : 0;
+	return fi ? (struct open_file *)(uintptr_t)fi->fh : NULL;
+}
+
+/* The handle's fd if the host file is open already, else 0 (also when the
+ * kernel opened the file without asking: no handle). */
+static int handle_fd_if_open(const struct fuse_file_info *fi)
+{
+	struct open_file *h = handle_of(fi);
+	int fd = h ? atomic_load(&h->fd) : -1;
+
+	return fd > 0 ? fd : 0;
+}
+
+/* The handle's fd, opening the host file now if the open was deferred;
+ * 0 without a handle. */
+static int handle_fd(struct sfs_fs *fs, struct sfs_node *n, const struct fuse_file_info *fi)
+{
+	struct open_file *h = handle_of(fi);
+
+	if (!h)
+		return 0;
+	int fd = atomic_load(&h->fd);
+	if (fd > 0)
+		return fd;
+	/* Unlinked since it was opened: the fd kept for it then. */
+	struct sfs_node_info info;
+	sfs_node_info(fs->table, n, &info);
+	if (info.orphan_fd >= 0) {
+		fd = fcntl(info.orphan_fd, F_DUPFD_CLOEXEC, 3);
+		if (fd < 0)
+			fd = -errno;
+	} else {
+		fd = open_node(fs, n, h->flags);
+	}
+	if (fd < 0)
+		return fd;
+	int none = -1;
+	if (!atomic_compare_exchange_strong(&h->fd, &none, fd)) {
+		close(fd); /* another request opened it first */
+		fd = none;
+	}
+	return fd;
+}
+
+/* Hands the kernel a handle on FD (-1: open at first use with FLAGS). */
+static int handle_new(struct fuse_file_info *fi, int fd, int flags)
+{
+	struct open_file *h = malloc(sizeof(*h));
+
+	if (!h)
+		return -ENOMEM;
+	atomic_init(&h->fd, fd);
+	h->flags = flags;
+	fi->fh = (uintptr_t)h;
+	return 0;
+}
+
+static void handle_free(struct fuse_file_info *fi)
+{
+	struct open_file *h = handle_of(fi);
+
+	if (!h)
+		return;
+	int fd = atomic_load(&h->fd);
+	if (fd > 0)
+		close(fd);
+	free(h);
+	fi->fh = 0;
 }
 
 static void keep_created(struct sfs_fs *fs, struct sfs_node *n, int fd, int accmode)
@@ -336,9 +413,9 @@ static int io_fd_get(struct sfs_fs *fs, struct sfs_node *n, const struct fuse_fi
 	struct sfs_node_info info;
 
 	io->owned = false;
-	io->fd = handle_of(fi);
-	if (io->fd > 0)
-		return 0;
+	io->fd = handle_fd(fs, n, fi);
+	if (io->fd != 0)
+		return io->fd < 0 ? io->fd : 0;
 	sfs_node_info(fs->table, n, &info);
 	if (info.overlay_fd >= 0 || info.orphan_fd >= 0) {
 		io->fd = info.overlay_fd >= 0 ? info.overlay_fd : info.orphan_fd;
@@ -466,8 +543,8 @@ static int stat_node(struct sfs_fs *fs, struct sfs_node *n, struct fuse_file_inf
 	sfs_node_info(fs->table, n, &info);
 	if (info.overlay_fd >= 0)
 		return sfs_stat_fd(info.overlay_fd, st);
-	if (handle_of(fi) > 0 && info.type == S_IFREG)
-		return sfs_stat_fd(handle_of(fi), st);
+	if (handle_fd_if_open(fi) > 0 && info.type == S_IFREG)
+		return sfs_stat_fd(handle_fd_if_open(fi), st);
 	if (info.orphan_fd >= 0)
 		return sfs_stat_fd(info.orphan_fd, st);
 	cleanup_location struct sfs_location loc = {0};
@@ -517,7 +594,8 @@ static int apply_setattr(fuse_req_t req, struct sfs_fs *fs, struct sfs_node *n,
 	/* An open file whose name is gone (unlinked, renamed on the host)
 	 * is still reachable through its handle or kept fd. */
 	sfs_node_info(fs->table, n, &info);
-	int fd = handle_of(fi) > 0 && info.type == S_IFREG ? handle_of(fi) : info.orphan_fd;
+	int fd = handle_fd_if_open(fi) > 0 && info.type == S_IFREG ? handle_fd_if_open(fi)
+								   : info.orphan_fd;
 	bool by_fd = fd > 0;
 	if (r < 0 && !by_fd)
 		return r;
@@ -984,31 +1062,36 @@ static void sfs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		fuse_reply_err(req, ENOSYS);
 		return;
 	}
-	int r = opens_for_change(fi->flags) ? check_node(req, n, SFS_OP_WRITE, "open") : 0;
+	bool for_change = opens_for_change(fi->flags);
+	int r = for_change ? check_node(req, n, SFS_OP_WRITE, "open") : 0;
+	int fd = -1;
 
 	if (r == 0 && overlay_fd >= 0) {
 		/* Read-only (the policy allows nothing else on an overlay);
 		 * reads are pread()s, so a shared offset does no harm. */
-		r = dup(overlay_fd);
-		if (r < 0)
+		fd = dup(overlay_fd);
+		if (fd < 0)
 			r = -errno;
-	} else if (r == 0) {
+	} else if (r == 0 && for_change) {
 		/* The kernel has checked the caller's permission to open
 		 * (default_permissions); the host checks it again for what
 		 * can change something, as the caller. */
-		r = open_node_as(opens_for_change(fi->flags) ? req : NULL, fs, n,
-				 host_open_flags(fi->flags));
+		fd = open_node_as(req, fs, n, host_open_flags(fi->flags));
+		if (fd < 0)
+			r = fd;
 	}
+	if (r == 0)
+		r = handle_new(fi, fd, host_open_flags(fi->flags));
 	if (r < 0) {
+		sfs_close_keep_errno(fd);
 		fuse_reply_err(req, -r);
 		return;
 	}
-	fi->fh = (uint64_t)r;
 	fi->keep_cache = 1;
 	sfs_node_handles(fs->table, n, 1);
 	if (fuse_reply_open(req, fi) != 0) {
 		sfs_node_handles(fs->table, n, -1);
-		close(r);
+		handle_free(fi);
 	}
 }
 
@@ -1038,19 +1121,24 @@ static void sfs_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode
 	}
 	/* Once it opens without asking, the kernel never releases what it
 	 * opened, created files included: no handle must be left to leak. */
+	fi->fh = 0;
 	if (fs->no_open) {
 		keep_created(fs, node_of(req, e.ino), fd, fi->flags & O_ACCMODE);
-		fd = 0;
+	} else if ((r = handle_new(fi, fd, 0)) < 0) {
+		/* The file exists now; the kernel learns of it at its next
+		 * lookup. */
+		close(fd);
+		sfs_table_forget(fs->table, node_of(req, e.ino), 1);
+		fuse_reply_err(req, -r);
+		return;
 	}
-	fi->fh = (uint64_t)fd;
 	fi->keep_cache = 1;
-	if (fd > 0)
+	if (fi->fh)
 		sfs_node_handles(fs->table, node_of(req, e.ino), 1);
 	if (fuse_reply_create(req, &e, fi) != 0) {
-		if (fd > 0) {
+		if (fi->fh)
 			sfs_node_handles(fs->table, node_of(req, e.ino), -1);
-			close(fd);
-		}
+		handle_free(fi);
 		sfs_table_forget(fs->table, node_of(req, e.ino), 1);
 	}
 }
@@ -1130,8 +1218,8 @@ static void sfs_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *in
 static void sfs_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	SFS_TIME_REQUEST(&fs_of(req)->stats, RELEASE);
-	if (handle_of(fi) > 0) {
-		close(handle_of(fi));
+	if (handle_of(fi)) {
+		handle_free(fi);
 		sfs_node_handles(fs_of(req)->table, node_of(req, ino), -1);
 	}
 	fuse_reply_err(req, 0);
