@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# Issue 4 (SPEC 4.7): a directory moved on the host is judged where it is
+# now, not where the daemon last saw it. A process inside the mount sits in
+# src/work (writable) while the host renames that directory, or one above
+# it, to .husky (protected); what the process then creates in its working
+# directory must not land in .husky, whether it tries at once (the move not
+# yet heard) or after the daemon has heard it. The host-side directory is
+# checked after each attempt. A rename back makes it writable again.
+source "$SANDY_SRC/tests/lib.sh"
+
+base=$(scratch)
+src=$base/src mnt=$base/mnt
+mkdir -p "$src" "$mnt"
+# A Rust project: the shipped rust rules make src/ writable.
+printf '[package]\nname = "m"\nversion = "0.1.0"\n' >"$src/Cargo.toml"
+if ! mount_policy --allow-other "$src" "$mnt"; then
+	not_ok "sandyfs mount --allow-other"
+	done_testing
+fi
+
+# attempt DESC MOVED-DIR-ON-HOST DELAY: a process in $mnt/src/a/work
+# writes a first file (allowed), waits until the host has moved
+# src/MOVED-DIR to .husky and DELAY seconds more, then creates "planted"
+# in its working directory.
+attempt() {
+	local desc=$1 moved=$2 delay=$3 fifo=$base/fifo result=$base/result
+	rm -rf "$src/.husky" "$src/src" "$fifo" "$result"
+	mkdir -p "$src/src/a/work"
+	mkfifo "$fifo"
+	(
+		cd "$mnt/src/a/work" || exit 1
+		echo first >first || exit 1
+		read -r _ <"$fifo"
+		sleep "$delay"
+		{ echo planted >planted; } 2>/dev/null
+		echo "rc=$?" >"$result"
+	) &
+	local pid=$!
+	wait_until 5 test -f "$src/src/a/work/first"
+	mv "$src/src/$moved" "$src/.husky"
+	echo go >"$fifo"
+	wait $pid
+	check_eq "$desc: creating there fails" "rc=1" "$(cat "$result" 2>/dev/null)"
+	local landed
+	landed=$(find "$src/.husky" -name planted 2>/dev/null)
+	check_eq "$desc: nothing lands in .husky on the host" "" "$landed"
+	check_eq "$desc: nor anywhere else" "" "$(find "$src" -name planted)"
+}
+
+for delay in 0 0.5; do
+	attempt "work moved to .husky, write after ${delay} s" a/work $delay
+	attempt "its parent moved to .husky, write after ${delay} s" a $delay
+done
+
+# Moved back, the same working directory is writable again.
+rm -rf "$src/.husky" "$src/src"
+mkdir -p "$src/src/a/work"
+(cd "$mnt/src/a/work" && echo first >first && sleep 1 && echo again >again) &
+pid=$!
+sleep 0.3
+mv "$src/src/a" "$src/.husky" && mv "$src/.husky" "$src/src/a"
+wait $pid
+check "moved away and back: a write there succeeds" test "$(cat "$src/src/a/work/again" 2>/dev/null)" == again
+
+done_testing
