@@ -53,7 +53,10 @@ struct sfs_fs {
 	/* Files just created, kept open a little while: with no_open the
 	 * kernel gets no handle from create (it would never release one),
 	 * yet the creator may go on writing a file whose mode lets nobody
-	 * open it for writing again (cp of a 0444 file, install -m 0). */
+	 * open it for writing again (cp of a 0444 file, install -m 0).
+	 * Only an unprivileged daemon needs them: root opens such a file
+	 * again for each write. A kept fd holds a file removed behind the
+	 * daemon's back until 64 newer ones push it out. */
 	pthread_mutex_t created_lock;
 	struct created_fd {
 		const struct sfs_node *node;
@@ -1122,7 +1125,9 @@ static void sfs_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode
 	/* Once it opens without asking, the kernel never releases what it
 	 * opened, created files included: no handle must be left to leak. */
 	fi->fh = 0;
-	if (fs->no_open) {
+	if (fs->no_open && geteuid() == 0) {
+		close(fd);
+	} else if (fs->no_open) {
 		keep_created(fs, node_of(req, e.ino), fd, fi->flags & O_ACCMODE);
 	} else if ((r = handle_new(fi, fd, 0)) < 0) {
 		/* The file exists now; the kernel learns of it at its next

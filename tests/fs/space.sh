@@ -32,6 +32,13 @@ for mode in default lazy; do
 		rm -f "$mnt/big.$i" || failures=$((failures + 1))
 	done
 	check_eq "$mode: five 40 MiB files written and removed in turn" 0 $failures
+	# Written through the mount, removed on the host.
+	failures=0
+	for i in 1 2 3 4 5; do
+		dd if=/dev/zero of="$mnt/host.$i" bs=1M count=40 2>/dev/null || failures=$((failures + 1))
+		rm -f "$src/host.$i" || failures=$((failures + 1))
+	done
+	check_eq "$mode: five 40 MiB files written, each removed on the host" 0 $failures
 	# The same, with the file removed while still open for writing.
 	(exec 3>"$mnt/open.bin" && dd if=/dev/zero bs=1M count=40 >&3 2>/dev/null &&
 		rm "$mnt/open.bin" && dd if=/dev/zero bs=1M count=8 >&3 2>/dev/null)
