@@ -15,6 +15,16 @@ mount -t tmpfs -o size=96m tmpfs "$src" || { not_ok "a 96 MiB tmpfs for SOURCE";
 at_exit "umount -l '$src'"
 
 used_kib() { df --output=used -k "$src" | tail -n 1 | tr -d ' '; }
+# write_and_remove DIR: writes 5 files in turn through the mount, each
+# removed through DIR; prints how many steps failed.
+write_and_remove() {
+	local i failures=0
+	for i in 1 2 3 4 5; do
+		dd if=/dev/zero of="$mnt/big.$i" bs=1M count=40 2>/dev/null || failures=$((failures + 1))
+		rm -f "$1/big.$i" || failures=$((failures + 1))
+	done
+	echo $failures
+}
 
 for mode in default lazy; do
 	opts=()
@@ -24,21 +34,11 @@ for mode in default lazy; do
 		continue
 	fi
 	before=$(used_kib)
-	failures=0
 	# 5 x 40 MiB through a 96 MiB filesystem: only fits if each one's
-	# blocks come back when it is removed.
-	for i in 1 2 3 4 5; do
-		dd if=/dev/zero of="$mnt/big.$i" bs=1M count=40 2>/dev/null || failures=$((failures + 1))
-		rm -f "$mnt/big.$i" || failures=$((failures + 1))
-	done
-	check_eq "$mode: five 40 MiB files written and removed in turn" 0 $failures
-	# Written through the mount, removed on the host.
-	failures=0
-	for i in 1 2 3 4 5; do
-		dd if=/dev/zero of="$mnt/host.$i" bs=1M count=40 2>/dev/null || failures=$((failures + 1))
-		rm -f "$src/host.$i" || failures=$((failures + 1))
-	done
-	check_eq "$mode: five 40 MiB files written, each removed on the host" 0 $failures
+	# blocks come back when it is removed, through the mount or on the host.
+	check_eq "$mode: five 40 MiB files written and removed in turn" 0 "$(write_and_remove "$mnt")"
+	check_eq "$mode: five 40 MiB files written, each removed on the host" 0 \
+		"$(write_and_remove "$src")"
 	# The same, with the file removed while still open for writing.
 	(exec 3>"$mnt/open.bin" && dd if=/dev/zero bs=1M count=40 >&3 2>/dev/null &&
 		rm "$mnt/open.bin" && dd if=/dev/zero bs=1M count=8 >&3 2>/dev/null)
