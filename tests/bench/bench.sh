@@ -6,16 +6,17 @@
 # alternation, after a warm-up; prints medians and ratios, the daemon's peak
 # RSS and fd count, then does it all again on a tmpfs copy.
 #
-#   tests/bench/bench.sh [--runs N] [--quick] [--no-tmpfs]
+#   tests/bench/bench.sh [--runs N] [--quick] [--no-tmpfs | --tmpfs-only]
 # Run as root from the repository root (it mounts tmpfs and bindfs).
 set -eu
 cd "$(dirname "$0")/../.."
-runs=5 quick=0 tmpfs=1
+runs=5 quick=0 tmpfs=1 ext4=1
 while [ $# -gt 0 ]; do
 	case $1 in
 	--runs) runs=$2; shift ;;
 	--quick) quick=1 runs=3 ;;
 	--no-tmpfs) tmpfs=0 ;;
+	--tmpfs-only) ext4=0 ;;
 	*) echo "bench.sh: unknown option '$1'" >&2; exit 2 ;;
 	esac
 	shift
@@ -45,7 +46,7 @@ timed() {
 	local d=$1 t0 t1
 	shift
 	t0=$(now)
-	(cd "$d" && eval "$@") >/dev/null 2>&1 || true
+	(cd "$d" && eval "$@") >/dev/null 2>&1 || { echo failed; return; }
 	t1=$(now)
 	echo $(((t1 - t0) / 1000))
 }
@@ -63,7 +64,8 @@ add "C build (ninja -j2)" "ninja -C build/\$FLAVOUR -j2" "ninja -C build/\$FLAVO
 add "create 10,000 files" "mkfiles src/gen" "rm -rf src/gen"
 add "delete 10,000 files" "rm -rf src/gen" "mkfiles src/gen"
 add "write 1 GiB (MB/s)" "dd if=/dev/zero of=build/big.bin bs=1M count=1024 conv=fsync" "rm -f build/big.bin"
-add "read 1 GiB (MB/s)" "cat build/big.bin" "[ -f build/big.bin ] || dd if=/dev/zero of=build/big.bin bs=1M count=1024"
+add "read 1 GiB (MB/s)" "cat build/big.bin" \
+	"[ \"\$(stat -c %s build/big.bin)\" = 1073741824 ] || dd if=/dev/zero of=build/big.bin bs=1M count=1024"
 # 10,000 small files in 200 directories, like an npm install.
 mkfiles() {
 	local d i
@@ -141,6 +143,7 @@ bench_on() { # LABEL TREE
 	echo
 	echo "== $label: $(find "$tree" -type f -not -path '*/.git/*' | wc -l) files in $(find "$tree" -type d -not -path '*/.git*' | wc -l) directories; policy: $("$sandyfs" rules --json "$tree" | sed -n 's/.*"name":[[:space:]]*"\([^"]*\)".*/\1/p' | tr '\n' ' ')"
 	printf '%-24s %12s %12s %8s %12s %12s\n' workload native sandyfs ratio "lazy-open" "bindfs ratio"
+	local failures=""
 	for w in "${!names[@]}"; do
 		declare -A samples=()
 		for f in "${!flavours[@]}"; do samples[$f]=""; done
@@ -154,9 +157,18 @@ bench_on() { # LABEL TREE
 				ms=$(timed "${dirs[$f]}" "${cmds[$w]}")
 				[ $profiled = 1 ] && stats_snap "$pid" "$base/stats.json" "$base/stats.after" &&
 					stats_delta "$base/stats.before" "$base/stats.after" >>"$base/profile.$w"
+				# A run that failed (a full disk) makes the row say so
+				# rather than show how fast a failure is.
+				[ "$ms" = failed ] && failures+=" ${flavours[$f]}"
 				[ "$r" -gt 0 ] && samples[$f]+="$ms "
 			done
 		done
+		if [ -n "$failures" ]; then
+			printf '%-24s failed in:%s\n' "${names[$w]}" "$(echo "$failures" | tr ' ' '\n' | sort -u | tr '\n' ' ')"
+			failures=""
+			unset samples
+			continue
+		fi
 		local med=()
 		for f in "${!flavours[@]}"; do med[$f]=$(echo "${samples[$f]}" | tr ' ' '\n' | grep . | median); done
 		local name=${names[$w]}
@@ -199,6 +211,6 @@ if [ $tmpfs = 1 ]; then
 	mkdir -p "$work/tmpfs/t"
 	cp -a "$work/ext4/tree" "$work/tmpfs/t/tree"
 fi
-bench_on "ext4 ($(findmnt -no FSTYPE -T "$work" 2>/dev/null || echo disk))" "$work/ext4/tree"
+[ $ext4 = 1 ] && bench_on "$(findmnt -no FSTYPE -T "$work" 2>/dev/null || echo disk)" "$work/ext4/tree"
 [ $tmpfs = 1 ] && bench_on "tmpfs" "$work/tmpfs/t/tree"
 true
