@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Issue 4 (SPEC 4.7): a directory moved on the host is judged where it is
 # now, not where the daemon last saw it. A process inside the mount sits in
-# src/work (writable) while the host renames that directory, or one above
-# it, to .husky (protected); what the process then creates in its working
-# directory must not land in .husky, whether it tries at once (the move not
-# yet heard) or after the daemon has heard it. The host-side directory is
-# checked after each attempt. A rename back makes it writable again.
+# src/tN/a/work (writable) while the host renames that directory, or the
+# one above it, to .husky (protected); what the process then creates in
+# its working directory must not land in .husky, whether it tries at once
+# (the move not yet heard) or after the daemon has heard it. The host-side
+# directory is checked after each attempt. A rename back makes it writable
+# again.
 source "$SANDY_SRC/tests/lib.sh"
 
 base=$(scratch)
@@ -18,26 +19,31 @@ if ! mount_policy --allow-other "$src" "$mnt"; then
 	done_testing
 fi
 
-# attempt DESC MOVED-DIR-ON-HOST DELAY: a process in $mnt/src/a/work
-# writes a first file (allowed), waits until the host has moved
-# src/MOVED-DIR to .husky and DELAY seconds more, then creates "planted"
-# in its working directory.
+# attempt DESC MOVED DELAY: a process in $mnt/src/tN/a/work writes a first
+# file (allowed), waits until the host has moved src/tN/MOVED to .husky and
+# DELAY seconds more, then creates "planted" in its working directory. Each
+# attempt has a tree of its own (tN), so that what the kernel cached of the
+# last one (for 0.5 s where the host cannot be watched) plays no part.
+n=0
 attempt() {
 	local desc=$1 moved=$2 delay=$3 fifo=$base/fifo result=$base/result
-	rm -rf "$src/.husky" "$src/src" "$fifo" "$result"
-	mkdir -p "$src/src/a/work"
+	n=$((n + 1))
+	local dir=src/t$n/a/work
+	rm -rf "$src/.husky" "$fifo" "$result"
+	mkdir -p "$src/$dir"
 	mkfifo "$fifo"
 	(
-		cd "$mnt/src/a/work" || exit 1
-		echo first >first || exit 1
+		cd "$mnt/$dir" && echo first >first
+		# Read the go-ahead whatever happened, so the writer never hangs.
 		read -r _ <"$fifo"
 		sleep "$delay"
 		{ echo planted >planted; } 2>/dev/null
 		echo "rc=$?" >"$result"
 	) &
 	local pid=$!
-	wait_until 5 test -f "$src/src/a/work/first"
-	mv "$src/src/$moved" "$src/.husky"
+	check "$desc: a first file is written through the mount" \
+		wait_until 5 test -f "$src/$dir/first"
+	mv "$src/src/t$n/$moved" "$src/.husky"
 	echo go >"$fifo"
 	wait $pid
 	check_eq "$desc: creating there fails" "rc=1" "$(cat "$result" 2>/dev/null)"
@@ -52,14 +58,15 @@ for delay in 0 0.5; do
 	attempt "its parent moved to .husky, write after ${delay} s" a $delay
 done
 
-# Moved back, the same working directory is writable again.
-rm -rf "$src/.husky" "$src/src"
-mkdir -p "$src/src/a/work"
-(cd "$mnt/src/a/work" && echo first >first && sleep 1 && echo again >again) &
+# Moved away and back, the same working directory is writable again.
+rm -rf "$src/.husky"
+mkdir -p "$src/src/back/a/work"
+(cd "$mnt/src/back/a/work" && echo first >first && sleep 1 && echo again >again) &
 pid=$!
-sleep 0.3
-mv "$src/src/a" "$src/.husky" && mv "$src/.husky" "$src/src/a"
+wait_until 5 test -f "$src/src/back/a/work/first"
+mv "$src/src/back/a" "$src/.husky" && mv "$src/.husky" "$src/src/back/a"
 wait $pid
-check "moved away and back: a write there succeeds" test "$(cat "$src/src/a/work/again" 2>/dev/null)" == again
+check "moved away and back: a write there succeeds" \
+	test "$(cat "$src/src/back/a/work/again" 2>/dev/null)" == again
 
 done_testing
