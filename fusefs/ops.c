@@ -1082,6 +1082,13 @@ static void sfs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		fd = open_node_as(req, fs, n, host_open_flags(fi->flags));
 		if (fd < 0)
 			r = fd;
+	} else if (r == 0) {
+		/* Still there under its name: if the host replaced it (git
+		 * rewrites .git/index so), ESTALE makes the kernel look the
+		 * name up again and open what is there now. */
+		cleanup_location struct sfs_location loc = {0};
+		struct sfs_stat st;
+		r = locate_verified(fs, n, &loc, &st);
 	}
 	if (r == 0)
 		r = handle_new(fi, fd, host_open_flags(fi->flags));

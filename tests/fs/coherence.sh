@@ -133,6 +133,20 @@ warm becomes_dir
 rm "$src/becomes_dir" && mkdir "$src/becomes_dir" && printf 'now inside\n' >"$src/becomes_dir/f"
 visible "a file replaced by a directory" "is_dir becomes_dir" "content_is becomes_dir/f 'now inside'"
 
+# A file replaced on the host (written aside, renamed over it, as git does
+# with .git/index) and opened through the mount at once, before the daemon
+# has heard of it: the open finds the new file, and fstat and read work
+# (cat does both). 50 times, as fast as the shell goes.
+printf 'generation 0\n' >"$src/replaced"
+warm replaced
+bad=0
+for i in $(seq 1 50); do
+	printf 'generation %d\n' "$i" >"$src/replaced.tmp" && mv "$src/replaced.tmp" "$src/replaced"
+	got=$(cat "$mnt/replaced" 2>&1)
+	[ "$got" == "generation $i" ] || { bad=$((bad + 1)); last=$got; }
+done
+check_eq "a file replaced on the host and opened at once reads whole, 50 times${last:+ (last: $last)}" 0 $bad
+
 # --- git checkout -------------------------------------------------------------
 repo=$src/repo
 export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null
