@@ -150,8 +150,12 @@ static void fold(struct sink *k, const char *s, size_t len)
 		bool again = fold_into(k, u, len);
 
 		/* Fold the result again until it is stable: each round that changes
-		 * something joins invalid bytes into a valid sequence, so it ends. */
-		for (int round = 0; again && round < 16 && !k->overflow; round++) {
+		 * something joins invalid bytes into a valid sequence, so there are
+		 * at most LEN rounds (a chain of soft hyphens between invalid
+		 * bytes, C2 C2 C2 AD AD AD, loses one per round: a fixed cap of
+		 * 16 left the fuzzer a name that changed when canonicalised
+		 * twice). */
+		for (size_t round = 0; again && round <= len && !k->overflow; round++) {
 			size_t n = k->len - start;
 			char *copy = malloc(n ? n : 1);
 

@@ -209,6 +209,15 @@ static void test_invalid_utf8(void)
 	       "bytes joined by a dropped ignorable are folded too (fixed point)");
 	expect("\xe2\x80\xe2\x80\x8c\x8c.git", ".git",
 	       "an ignorable formed by joining is dropped too");
+	/* 20 soft hyphens nested between invalid bytes: each round of
+	 * folding drops one and joins the next (found by fuzz_canon). */
+	char nested[64], *p = nested;
+	for (int i = 0; i < 20; i++)
+		*p++ = '\xc2';
+	for (int i = 0; i < 20; i++)
+		*p++ = '\xad';
+	strcpy(p, ".git");
+	expect(nested, ".git", "twenty nested soft hyphens all go");
 }
 
 static void test_paths(void)
