@@ -546,8 +546,9 @@ static int stat_node(struct sfs_fs *fs, struct sfs_node *n, struct fuse_file_inf
 	sfs_node_info(fs->table, n, &info);
 	if (info.overlay_fd >= 0)
 		return sfs_stat_fd(info.overlay_fd, st);
-	if (handle_fd_if_open(fi) > 0 && info.type == S_IFREG)
-		return sfs_stat_fd(handle_fd_if_open(fi), st);
+	int open_fd = info.type == S_IFREG ? handle_fd_if_open(fi) : 0;
+	if (open_fd > 0)
+		return sfs_stat_fd(open_fd, st);
 	if (info.orphan_fd >= 0)
 		return sfs_stat_fd(info.orphan_fd, st);
 	cleanup_location struct sfs_location loc = {0};
@@ -597,8 +598,9 @@ static int apply_setattr(fuse_req_t req, struct sfs_fs *fs, struct sfs_node *n,
 	/* An open file whose name is gone (unlinked, renamed on the host)
 	 * is still reachable through its handle or kept fd. */
 	sfs_node_info(fs->table, n, &info);
-	int fd = handle_fd_if_open(fi) > 0 && info.type == S_IFREG ? handle_fd_if_open(fi)
-								   : info.orphan_fd;
+	int fd = info.type == S_IFREG ? handle_fd_if_open(fi) : 0;
+	if (fd <= 0)
+		fd = info.orphan_fd;
 	bool by_fd = fd > 0;
 	if (r < 0 && !by_fd)
 		return r;
