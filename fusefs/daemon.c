@@ -6,6 +6,7 @@
 #include "gitlayout.h"
 #include "ops.h"
 #include "stats.h"
+#include "store.h"
 #include "util.h"
 
 #include <errno.h>
@@ -296,6 +297,62 @@ static int absolute_path(const char *path, char *out, size_t size)
 	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
 }
 
+/* The project's store: PATH, or the default one for SOURCE. */
+static int open_store(const char *path, const char *source, int source_fd, struct sfs_store **out)
+{
+	cleanup_free char *dflt = NULL, *errmsg = NULL;
+	int r = 0;
+
+	if (!path) {
+		r = sfs_store_default_path(source, &dflt);
+		if (r < 0) {
+			error("cannot find a place for the project's store (no HOME): "
+			      "give one with --store");
+			return r;
+		}
+		path = dflt;
+	}
+	r = sfs_store_open(path, source, source_fd, out, &errmsg);
+	if (r < 0)
+		error("%s", errmsg ? errmsg : strerror(-r));
+	return r;
+}
+
+int sfs_store_main(const char *source, const char *store, bool clear)
+{
+	char resolved[PATH_MAX];
+	cleanup_free char *dflt = NULL, *errmsg = NULL;
+	uint64_t bytes, files;
+
+	if (!store) {
+		if (!realpath(source, resolved)) {
+			error("cannot resolve source '%s': %s", source, strerror(errno));
+			return 1;
+		}
+		if (sfs_store_default_path(resolved, &dflt) < 0) {
+			error("cannot find the project's store (no HOME): give it with --store");
+			return 1;
+		}
+		store = dflt;
+	}
+	if (clear) {
+		if (sfs_store_clear(store, &errmsg) < 0) {
+			error("%s", errmsg ? errmsg : "cannot clear the store");
+			return 1;
+		}
+		printf("cleared %s\n", store);
+		return 0;
+	}
+	int r = sfs_store_usage(store, &bytes, &files);
+	if (r < 0) {
+		error("cannot read store '%s': %s", store, strerror(-r));
+		return 1;
+	}
+	printf("%s\t%.1f MiB in %llu files\n", store, (double)bytes / (1024 * 1024),
+	       (unsigned long long)files);
+	return 0;
+}
+
 static unsigned worker_count(void)
 {
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
@@ -352,7 +409,15 @@ int sfs_mount_main(const struct sfs_mount_opts *o)
 		return 1;
 	}
 	char *errmsg = NULL;
-	r = sfs_fs_new(rootfd, &cfg, policy, audit, &fs, &errmsg);
+	struct sfs_store *store = NULL;
+	r = open_store(o->store, source, rootfd, &store);
+	if (r < 0) {
+		sfs_policy_free(policy);
+		sfs_audit_close(audit);
+		close(rootfd);
+		return 1;
+	}
+	r = sfs_fs_new(rootfd, &cfg, policy, audit, store, &fs, &errmsg);
 	if (r < 0) {
 		if (errmsg)
 			error("%s", errmsg);

@@ -18,6 +18,7 @@ struct sfs_mount_opts {
 	const char *audit_file; /* --audit, or NULL */
 	bool lazy_open;		/* --lazy-open */
 	const char *stats_file; /* --stats, or NULL */
+	const char *store;	/* --store, or NULL for the default (store.h) */
 	struct sfs_rule_opts rules;
 	double cache_timeout;
 };
@@ -28,5 +29,9 @@ int sfs_mount_main(const struct sfs_mount_opts *o);
 
 /* Unmounts MOUNTPOINT, also when its daemon is dead. Exit status. */
 int sfs_umount_main(const char *mountpoint);
+
+/* `sandyfs store`: prints SOURCE's store (STORE, or the default) and its
+ * size, or clears it. Exit status. */
+int sfs_store_main(const char *source, const char *store, bool clear);
 
 #endif

@@ -15,17 +15,24 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "compat.h"
 #include "explain.h"
+#include "owner.h"
 #include "policy.h"
 #include "rules.h"
+#include "store.h"
 #include "util.h"
 
 static const char explain_usage[] =
-	"usage: sandyfs explain [RULE OPTIONS] [--json] SOURCE PATH...\n"
+	"usage: sandyfs explain [RULE OPTIONS] [--store DIR] [--json] SOURCE PATH...\n"
 	"\n"
 	"For each PATH (relative to SOURCE, or SOURCE/PATH; it need not exist): its class,\n"
-	"the rule that decided it (file, line, entry) and why.\n"
-	"\n" SFS_RULE_OPTS_HELP "      --json             print JSON instead of text\n";
+	"the rule that decided it (file, line, entry), why, and what you can do about a\n"
+	"path the agent may not change. A file the agent created through the mount is\n"
+	"'owned'; a private path lives in the project's store (--store, as for mount).\n"
+	"\n" SFS_RULE_OPTS_HELP
+	"      --store DIR        the project's store (default: as `sandyfs mount`)\n"
+	"      --json             print JSON instead of text\n";
 static const char rules_usage[] =
 	"usage: sandyfs rules [RULE OPTIONS] [--json] SOURCE\n"
 	"\n"
@@ -48,6 +55,7 @@ static int usage_error(const char *cmd, const char *fmt, ...)
 struct cmd {
 	struct sfs_rule_opts ro;
 	bool json;
+	const char *store;
 	int first_arg;
 };
 
@@ -57,6 +65,7 @@ static int parse_args(int argc, char **argv, struct cmd *c, const char *usage)
 	static const struct option longopts[] = {
 		SFS_RULE_LONG_OPTS,
 		{"json", no_argument, NULL, 'j'},
+		{"store", required_argument, NULL, 's'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -77,6 +86,9 @@ static int parse_args(int argc, char **argv, struct cmd *c, const char *usage)
 		switch (opt) {
 		case 'j':
 			c->json = true;
+			break;
+		case 's':
+			c->store = optarg;
 			break;
 		case 'h':
 			fputs(usage, stdout);
@@ -198,11 +210,103 @@ static char *relative_path(const char *source, const char *arg)
 	return strdup(narg);
 }
 
-static const char *present(int sfd, const char *rel)
+/* What explain knows of the project beyond its rules: SOURCE, and the
+ * store where private paths live and ownership may be recorded. */
+struct project {
+	int source_fd;
+	char *store; /* the store's path */
+	int tree_fd; /* STORE/tree, or -1 */
+	struct sfs_owner *owner;
+};
+
+static void project_open(struct project *pr, const char *source, const char *store)
 {
+	char resolved[PATH_MAX];
+	int store_fd = -1;
+
+	memset(pr, 0, sizeof(*pr));
+	pr->tree_fd = -1;
+	pr->source_fd = open(source, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (store)
+		pr->store = strdup(store);
+	else if (realpath(source, resolved))
+		sfs_store_default_path(resolved, &pr->store);
+	/* Only read: explaining never makes a store. */
+	if (pr->store)
+		store_fd = open(pr->store, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (store_fd >= 0)
+		pr->tree_fd =
+			openat(store_fd, "tree", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (sfs_owner_new(store_fd, &pr->owner) < 0)
+		pr->owner = NULL;
+	if (store_fd >= 0)
+		close(store_fd);
+}
+
+static void project_close(struct project *pr)
+{
+	if (pr->source_fd >= 0)
+		close(pr->source_fd);
+	if (pr->tree_fd >= 0)
+		close(pr->tree_fd);
+	sfs_owner_free(pr->owner);
+	free(pr->store);
+}
+
+/* Whether REL exists where the mount would serve it from. */
+static bool present(const struct project *pr, const char *rel, bool private)
+{
+	int fd = private ? pr->tree_fd : pr->source_fd;
 	struct stat st;
 
-	return fstatat(sfd, *rel ? rel : ".", &st, AT_SYMLINK_NOFOLLOW) == 0 ? "present" : "absent";
+	return fd >= 0 && fstatat(fd, *rel ? rel : ".", &st, AT_SYMLINK_NOFOLLOW) == 0;
+}
+
+/* Whether the agent owns what is at REL in SOURCE. */
+static bool owned(const struct project *pr, const char *rel)
+{
+	cleanup_free char *dir = strdup(rel);
+	char *slash = dir ? strrchr(dir, '/') : NULL;
+	const char *name = slash ? slash + 1 : rel;
+	struct sfs_stat st;
+
+	if (!*rel || !dir || !pr->owner || pr->source_fd < 0)
+		return false;
+	if (slash)
+		*slash = '\0';
+	cleanup_fd int dfd = slash ? sfs_open_beneath(pr->source_fd, dir, sfs_anchor_flags(), 0)
+				   : fcntl(pr->source_fd, F_DUPFD_CLOEXEC, 3);
+	return dfd >= 0 && sfs_stat_at(dfd, name, &st) == 0 &&
+	       sfs_owner_check(pr->owner, dfd, name, &st) == 1;
+}
+
+/* What the user can do about a path the agent may not change; NULL when
+ * the agent may. */
+static const char *advice(const struct sfs_decision *d, bool exists, bool ownership)
+{
+	switch (d->cls) {
+	case SFS_CLASS_PROTECTED:
+		if (d->rule && d->rule->tier > 0)
+			return "release it in a user-level rule file (~/.config/sandy/rules.d/"
+			       "NAME.json: {\"release\": [\"PATTERN\"]}) if the agent should "
+			       "change it; or change it on the host yourself";
+		return "always protected: change it on the host yourself";
+	case SFS_CLASS_READONLY:
+		if (!exists && ownership)
+			return "absent: what the agent creates here is owned by it (it may then "
+			       "change and remove it)";
+		return "add a write glob for it to a user-level rule file "
+		       "(~/.config/sandy/rules.d/NAME.json) or to the project's "
+		       ".sandy/rules.json if the agent should change it";
+	case SFS_CLASS_HIDDEN:
+		return "hidden: it stays outside the sandbox";
+	case SFS_CLASS_OVERLAY:
+		return "served from a host file: change that file, or the rule, on the host";
+	case SFS_CLASS_IMMUTABLE:
+		return "part of git's layout: change it on the host yourself";
+	default:
+		return NULL;
+	}
 }
 
 static int load(struct cmd *c, const char *source, struct sfs_policy **p)
@@ -244,6 +348,8 @@ static void print_rule(FILE *f, const struct sfs_rule *r, const char *file)
 	else
 		fprintf(f, "%s ", r->file);
 	fprintf(f, "%s[%d] '%s'", r->key, r->index, r->pattern);
+	if (r->generated)
+		fprintf(f, " (generated tree)");
 	if (r->cls == SFS_CLASS_PROTECTED)
 		fprintf(f, " (tier %d%s)", r->tier, r->tier ? ", releasable" : ", always");
 }
@@ -251,10 +357,11 @@ static void print_rule(FILE *f, const struct sfs_rule *r, const char *file)
 int sandyfs_cmd_explain(int argc, char **argv)
 {
 	struct sfs_policy *p = NULL;
+	struct project pr = {.source_fd = -1, .tree_fd = -1};
 	struct cmd c;
 	const char *source;
 	cJSON *arr = NULL;
-	int rc, sfd = -1;
+	int rc;
 
 	rc = parse_args(argc, argv, &c, explain_usage);
 	if (rc >= 0)
@@ -267,27 +374,37 @@ int sandyfs_cmd_explain(int argc, char **argv)
 	rc = load(&c, source, &p);
 	if (rc)
 		goto out;
-	sfd = open(source, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	project_open(&pr, source, c.store);
 	if (c.json)
 		arr = cJSON_CreateArray();
 	for (int i = c.first_arg + 1; i < argc; i++) {
 		cleanup_free char *rel = relative_path(source, argv[i]);
 		struct sfs_decision d;
-		bool mkdir_ok;
+		bool mkdir_ok, exists, is_owned = false;
 
 		if (!rel) {
 			rc = 1;
 			continue;
 		}
 		sfs_policy_decide(p, rel, SFS_OP_LOOKUP, &d);
+		exists = present(&pr, rel, d.cls == SFS_CLASS_PRIVATE);
+		if (d.cls == SFS_CLASS_READONLY && exists && sfs_policy_ownership(p) &&
+		    owned(&pr, rel)) {
+			sfs_policy_decide_owned(p, rel, SFS_OP_WRITE, true, &d);
+			is_owned = d.cls == SFS_CLASS_OWNED;
+		}
 		mkdir_ok = d.cls == SFS_CLASS_READONLY && *rel &&
 			   sfs_policy_write_possible_below(p, rel);
+		const char *todo = advice(&d, exists, sfs_policy_ownership(p));
+		cleanup_free char *stored = NULL;
+		if (d.cls == SFS_CLASS_PRIVATE && pr.store &&
+		    asprintf(&stored, "%s/tree/%s", pr.store, rel) < 0)
+			stored = NULL;
 		if (c.json) {
 			cJSON *o = cJSON_CreateObject();
 
 			cJSON_AddStringToObject(o, "path", rel);
-			cJSON_AddBoolToObject(o, "exists",
-					      sfd >= 0 && !strcmp(present(sfd, rel), "present"));
+			cJSON_AddBoolToObject(o, "exists", exists);
 			cJSON_AddStringToObject(o, "class", sfs_class_name(d.cls));
 			cJSON_AddItemToObject(o, "rule", rule_json(&d));
 			cJSON_AddStringToObject(o, "why", d.why);
@@ -295,18 +412,28 @@ int sandyfs_cmd_explain(int argc, char **argv)
 				cJSON_AddStringToObject(o, "overlay_file", d.overlay_file);
 			if (d.cls == SFS_CLASS_READONLY)
 				cJSON_AddBoolToObject(o, "writable_below", mkdir_ok);
+			if (d.cls == SFS_CLASS_READONLY || is_owned)
+				cJSON_AddBoolToObject(o, "owned", is_owned);
+			if (stored)
+				cJSON_AddStringToObject(o, "store_path", stored);
+			if (todo)
+				cJSON_AddStringToObject(o, "advice", todo);
 			cJSON_AddItemToArray(arr, o);
 			continue;
 		}
 		printf("%s: %s (%s)\n", *rel ? rel : ".", sfs_class_name(d.cls),
-		       sfd >= 0 ? present(sfd, rel) : "absent");
+		       exists ? "present" : "absent");
 		printf("    rule: ");
 		print_rule(stdout, d.rule, d.rule_file);
 		printf("\n    why:  %s\n", d.why);
 		if (d.overlay_file)
 			printf("    overlay: %s\n", d.overlay_file);
+		if (stored)
+			printf("    store: %s\n", stored);
 		if (mkdir_ok)
 			printf("    below: write rules match paths below it (mkdir allowed)\n");
+		if (todo)
+			printf("    todo: %s\n", todo);
 	}
 	if (arr) {
 		char *s = cJSON_Print(arr);
@@ -322,8 +449,7 @@ int sandyfs_cmd_explain(int argc, char **argv)
 out:
 	if (arr)
 		cJSON_Delete(arr);
-	if (sfd >= 0)
-		close(sfd);
+	project_close(&pr);
 	sfs_policy_free(p);
 	sfs_rule_opts_free(&c.ro);
 	return rc;
@@ -342,6 +468,8 @@ static cJSON *rule_entry_json(const struct sfs_rule *r)
 	cJSON_AddStringToObject(o, "why", r->why);
 	if (r->cls == SFS_CLASS_PROTECTED)
 		cJSON_AddNumberToObject(o, "tier", r->tier);
+	if (r->generated)
+		cJSON_AddBoolToObject(o, "generated", true);
 	if (r->overlay_file)
 		cJSON_AddStringToObject(o, "overlay_file", r->overlay_file);
 	if (r->released_by)
@@ -363,9 +491,9 @@ static void print_rule_line(const struct sfs_rule *r)
 
 int sandyfs_cmd_rules(int argc, char **argv)
 {
-	static const enum sfs_class order[] = {SFS_CLASS_IMMUTABLE, SFS_CLASS_HIDDEN,
-					       SFS_CLASS_PROTECTED, SFS_CLASS_OVERLAY,
-					       SFS_CLASS_WRITABLE};
+	static const enum sfs_class order[] = {SFS_CLASS_IMMUTABLE, SFS_CLASS_PRIVATE,
+					       SFS_CLASS_HIDDEN,    SFS_CLASS_PROTECTED,
+					       SFS_CLASS_OVERLAY,   SFS_CLASS_WRITABLE};
 	struct sfs_policy *p = NULL;
 	struct cmd c;
 	int rc;
@@ -402,6 +530,7 @@ int sandyfs_cmd_rules(int argc, char **argv)
 			cJSON_AddItemToArray(rules, rule_entry_json(sfs_policy_immutable(p, i)));
 		for (size_t i = 0; i < sfs_policy_rule_count(p); i++)
 			cJSON_AddItemToArray(rules, rule_entry_json(sfs_policy_rule(p, i)));
+		cJSON_AddBoolToObject(root, "owned", sfs_policy_ownership(p));
 		s = cJSON_Print(root);
 		cJSON_Delete(root);
 		if (!s) {
@@ -440,6 +569,10 @@ int sandyfs_cmd_rules(int argc, char **argv)
 		if (r->released_by)
 			print_rule_line(r);
 	}
+	printf("owned:\n    %s\n",
+	       sfs_policy_ownership(p)
+		       ? "what the agent creates through the mount, outside the names above"
+		       : "nothing (a rule file says \"owned\": false)");
 	printf("readonly:\n    everything else\n");
 out:
 	sfs_policy_free(p);

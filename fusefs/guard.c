@@ -29,6 +29,7 @@ struct overlay {
 
 struct sfs_guard {
 	struct sfs_policy *policy;
+	struct sfs_owner *owner;
 	/* Canonical names (or glob components) that stricter rules pass
 	 * through on the way to what they protect. */
 	char **shadow;
@@ -107,8 +108,8 @@ static int collect_shadows(struct sfs_guard *g)
 	return r;
 }
 
-int sfs_guard_new(struct sfs_policy *policy, struct sfs_audit *audit, struct sfs_table *table,
-		  struct sfs_guard **out, char **errmsg)
+int sfs_guard_new(struct sfs_policy *policy, struct sfs_audit *audit, struct sfs_owner *owner,
+		  struct sfs_table *table, struct sfs_guard **out, char **errmsg)
 {
 	struct sfs_guard *g = calloc(1, sizeof(*g));
 
@@ -116,9 +117,11 @@ int sfs_guard_new(struct sfs_policy *policy, struct sfs_audit *audit, struct sfs
 	if (!g) {
 		sfs_audit_close(audit);
 		sfs_policy_free(policy);
+		sfs_owner_free(owner);
 		return -ENOMEM;
 	}
 	g->policy = policy;
+	g->owner = owner;
 	g->audit = audit;
 	g->table = table;
 	pthread_rwlock_init(&g->mutation, NULL);
@@ -166,6 +169,7 @@ void sfs_guard_free(struct sfs_guard *g)
 	pthread_rwlock_destroy(&g->mutation);
 	sfs_audit_close(g->audit);
 	sfs_policy_free(g->policy);
+	sfs_owner_free(g->owner);
 	free(g);
 }
 
@@ -185,12 +189,13 @@ int sfs_guard_path(struct sfs_guard *g, struct sfs_node *parent, const char *nam
 	return 0;
 }
 
-int sfs_guard_visible(struct sfs_guard *g, const char *relpath, int *overlay_fd)
+int sfs_guard_visible(struct sfs_guard *g, const char *relpath, int *overlay_fd, bool *private)
 {
 	struct sfs_decision d;
 
 	*overlay_fd = -1;
 	sfs_policy_decide(g->policy, relpath, SFS_OP_LOOKUP, &d);
+	*private = d.cls == SFS_CLASS_PRIVATE;
 	if (d.cls == SFS_CLASS_HIDDEN)
 		return -ENOENT;
 	if (d.cls == SFS_CLASS_OVERLAY && d.overlay_file) {
@@ -199,6 +204,64 @@ int sfs_guard_visible(struct sfs_guard *g, const char *relpath, int *overlay_fd)
 				*overlay_fd = g->overlays[i].fd;
 	}
 	return 0;
+}
+
+bool sfs_guard_private(struct sfs_guard *g, const char *relpath)
+{
+	struct sfs_decision d;
+
+	return sfs_policy_classify(g->policy, relpath, &d) == SFS_CLASS_PRIVATE;
+}
+
+bool sfs_guard_writable(struct sfs_guard *g, const char *relpath)
+{
+	struct sfs_decision d;
+	enum sfs_class cls = sfs_policy_classify(g->policy, relpath, &d);
+
+	return cls == SFS_CLASS_WRITABLE || cls == SFS_CLASS_PRIVATE;
+}
+
+int sfs_guard_owned(struct sfs_guard *g, struct sfs_subject *who)
+{
+	if (who->owned >= 0)
+		return who->owned;
+	who->owned = 0;
+	if (who->node) {
+		struct sfs_node_info info;
+		sfs_node_info(g->table, who->node, &info);
+		if (info.owned >= 0) {
+			who->owned = info.owned;
+			return who->owned;
+		}
+		cleanup_location struct sfs_location loc = {0};
+		struct sfs_stat st;
+		if (sfs_locate(g->table, who->node, &loc) < 0 ||
+		    sfs_stat_at(loc.dir.fd, loc.name, &st) < 0 ||
+		    !sfs_node_matches(g->table, who->node, &st))
+			return 0; /* asked again next time */
+		who->owned = sfs_owner_check(g->owner, loc.dir.fd, loc.name, &st);
+		sfs_node_set_owned(g->table, who->node, who->owned);
+	} else if (who->name) {
+		struct sfs_stat st;
+		if (!who->st && sfs_stat_at(who->dirfd, who->name, &st) < 0)
+			return 0;
+		who->owned =
+			sfs_owner_check(g->owner, who->dirfd, who->name, who->st ? who->st : &st);
+	}
+	return who->owned;
+}
+
+void sfs_guard_mark_owned(struct sfs_guard *g, int fd, int dirfd, const char *name,
+			  const struct sfs_stat *st, bool fresh)
+{
+	/* Unmarked (a full disk, say), the file stays writable where write
+	 * globs say so and readonly elsewhere: nothing is let through. */
+	sfs_owner_mark(g->owner, fd, dirfd, name, st, fresh);
+}
+
+void sfs_guard_forget_owned(struct sfs_guard *g, const struct sfs_stat *st)
+{
+	sfs_owner_forget(g->owner, st);
 }
 
 static int deny(struct sfs_guard *g, const struct sfs_caller *c, const char *relpath,
@@ -221,11 +284,13 @@ static int deny(struct sfs_guard *g, const struct sfs_caller *c, const char *rel
 }
 
 int sfs_guard_check(struct sfs_guard *g, const struct sfs_caller *c, const char *relpath,
-		    enum sfs_op op, const char *opname, const char *target)
+		    enum sfs_op op, const char *opname, const char *target, struct sfs_subject *who)
 {
 	struct sfs_decision d;
 
 	sfs_policy_decide(g->policy, relpath, op, &d);
+	if (!d.allowed && d.owner_decides && who && sfs_guard_owned(g, who) > 0)
+		sfs_policy_decide_owned(g->policy, relpath, op, true, &d);
 	if (d.allowed)
 		return 0;
 	return deny(g, c, relpath, opname, target, &d, d.err ? d.err : EROFS);
@@ -250,6 +315,9 @@ int sfs_guard_symlink_name(struct sfs_guard *g, const struct sfs_caller *c, cons
 	const char *slash = strrchr(linkpath, '/');
 	const char *name = slash ? slash + 1 : linkpath;
 
+	/* A symlink in the store gives nothing of SOURCE a second name. */
+	if (sfs_guard_private(g, linkpath))
+		return 0;
 	if (strlen(name) > NAME_MAX || canon_name(name, strlen(name), canon, sizeof(canon)) < 0)
 		return sfs_guard_deny_builtin(g, c, linkpath, opname,
 					      "a name that cannot be judged");
@@ -263,55 +331,88 @@ int sfs_guard_symlink_name(struct sfs_guard *g, const struct sfs_caller *c, cons
 	return 0;
 }
 
+/* lstat of PREFIX beneath ROOTFD one component at a time, for a path
+ * longer than one system call takes. Every directory on the way was asked
+ * about before (and was no symlink), so O_NOFOLLOW only guards races. */
+static int stat_by_walk(int rootfd, const char *prefix, struct stat *st)
+{
+	cleanup_free char *path = strdup(prefix);
+	int cur = -1, r = 0;
+
+	if (!path)
+		return -ENOMEM;
+	char *comp = path, *slash;
+	while ((slash = strchr(comp, '/'))) {
+		*slash = '\0';
+		int fd = openat(cur < 0 ? rootfd : cur, comp, sfs_anchor_flags());
+		if (fd < 0)
+			r = -errno;
+		if (cur >= 0)
+			close(cur);
+		if (r < 0)
+			return r;
+		cur = fd;
+		comp = slash + 1;
+	}
+	r = fstatat(cur < 0 ? rootfd : cur, comp, st, AT_SYMLINK_NOFOLLOW) < 0 ? -errno : 0;
+	if (cur >= 0)
+		close(cur);
+	return r;
+}
+
+/* Whether PREFIX is a symlink in SOURCE now (sfs_symlink_probe). Each
+ * prefix is asked before the ones below it, so a symlink is found at the
+ * first component that is one, and none before it is followed. */
+static int probe_symlink(void *ctx, const char *prefix)
+{
+	struct sfs_guard *g = ctx;
+	int rootfd = sfs_table_rootfd(g->table);
+	struct stat st;
+	int r = fstatat(rootfd, prefix, &st, AT_SYMLINK_NOFOLLOW) < 0 ? -errno : 0;
+
+	if (r == -ENAMETOOLONG && strlen(prefix) >= PATH_MAX)
+		r = stat_by_walk(rootfd, prefix, &st);
+	/* Absent, or a name no filesystem holds (longer than NAME_MAX). */
+	if (r == -ENOENT || r == -ENOTDIR || r == -ENAMETOOLONG)
+		return 0;
+	return r < 0 ? r : S_ISLNK(st.st_mode);
+}
+
 int sfs_guard_symlink(struct sfs_guard *g, const struct sfs_caller *c, const char *linkpath,
 		      const char *target)
 {
-	char resolved[SFS_PATH_MAX];
 	struct sfs_decision d;
 
-	sfs_policy_check_symlink(g->policy, linkpath, target, &d);
+	sfs_policy_check_symlink(g->policy, linkpath, target, probe_symlink, g, &d);
 	if (!d.allowed)
 		return deny(g, c, linkpath, "symlink", target, &d, d.err ? d.err : EROFS);
-	int r = sfs_guard_symlink_name(g, c, linkpath, "symlink");
-	if (r < 0)
-		return r;
-	if (sfs_policy_symlink_resolve(linkpath, target, resolved, sizeof(resolved)) < 0)
-		return deny(g, c, linkpath, "symlink", target, &d, EROFS);
-	/* Following the link must not pass through a symlink that exists in
-	 * SOURCE now: its target was never checked against the policy. */
-	int rootfd = sfs_table_rootfd(g->table);
-	size_t len = strlen(resolved);
-	for (size_t i = 0; len > 0 && i <= len; i++) {
-		if (resolved[i] != '/' && resolved[i] != '\0')
-			continue;
-		char saved = resolved[i];
-		struct stat st;
-		resolved[i] = '\0';
-		int sr = fstatat(rootfd, resolved, &st, AT_SYMLINK_NOFOLLOW);
-		if (sr == 0 && S_ISLNK(st.st_mode)) {
-			struct sfs_decision through = d;
-			through.why = "the target passes through an existing symlink";
-			through.rule_file = "(built-in)";
-			through.rule_text = resolved;
-			return deny(g, c, linkpath, "symlink", target, &through, EROFS);
-		}
-		resolved[i] = saved;
-		if (sr < 0)
-			break; /* absent: nothing further down exists either */
-	}
-	return 0;
+	return sfs_guard_symlink_name(g, c, linkpath, "symlink");
 }
 
 struct scan {
 	struct sfs_guard *g;
 	const struct sfs_caller *c;
+	bool leaving; /* into the store: only what leaves SOURCE is judged */
 	char from[SFS_PATH_MAX];
 	char to[SFS_PATH_MAX];
 	size_t entries;
 };
 
-/* Checks that every entry below FROM may leave it and arrive below TO:
- * directories as if removed and made, everything else as renamed. */
+/* SUBJECT moves from FROM to TO: a directory as if removed and made
+ * (with the ownership of the directory itself), anything else renamed.
+ * LEAVING: TO is in the store, which takes anything. */
+static int check_one_move(struct sfs_guard *g, const struct sfs_caller *c, const char *from,
+			  const char *to, bool is_dir, bool leaving, struct sfs_subject *subject)
+{
+	int r = sfs_guard_check(g, c, from, is_dir ? SFS_OP_RMDIR : SFS_OP_RENAME_FROM, "rename",
+				to, subject);
+	if (r == 0 && !leaving)
+		r = sfs_guard_check(g, c, to, is_dir ? SFS_OP_MKDIR : SFS_OP_RENAME_TO, "rename",
+				    from, subject);
+	return r;
+}
+
+/* Checks that every entry below FROM may leave it and arrive below TO. */
 static int scan_subtree(struct scan *s, int at_fd, size_t from_len, size_t to_len, int depth)
 {
 	if (depth > RENAME_SCAN_MAX_DEPTH)
@@ -348,12 +449,8 @@ static int scan_subtree(struct scan *s, int at_fd, size_t from_len, size_t to_le
 			is_dir = fstatat(dirfd(dp), de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
 				 S_ISDIR(st.st_mode);
 		}
-		r = sfs_guard_check(s->g, s->c, s->from, is_dir ? SFS_OP_RMDIR : SFS_OP_RENAME_FROM,
-				    "rename", s->to);
-		if (r == 0)
-			r = sfs_guard_check(s->g, s->c, s->to,
-					    is_dir ? SFS_OP_MKDIR : SFS_OP_RENAME_TO, "rename",
-					    s->from);
+		struct sfs_subject entry = SFS_SUBJECT_AT(dirfd(dp), de->d_name, NULL);
+		r = check_one_move(s->g, s->c, s->from, s->to, is_dir, s->leaving, &entry);
 		if (r == 0 && is_dir) {
 			int sub = openat(dirfd(dp), de->d_name,
 					 O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -372,28 +469,28 @@ static int scan_subtree(struct scan *s, int at_fd, size_t from_len, size_t to_le
 	return r;
 }
 
-/* FROM moves to TO. */
+/* SUBJECT (in directory SUBJECT->dirfd) moves from FROM to TO, with what
+ * is below it. */
 static int check_move(struct sfs_guard *g, const struct sfs_caller *c, const char *from,
-		      const char *to, bool is_dir)
+		      const char *to, bool leaving, struct sfs_subject *subject)
 {
-	int r = sfs_guard_check(g, c, from, is_dir ? SFS_OP_RMDIR : SFS_OP_RENAME_FROM, "rename",
-				to);
-	if (r == 0)
-		r = sfs_guard_check(g, c, to, is_dir ? SFS_OP_MKDIR : SFS_OP_RENAME_TO, "rename",
-				    from);
+	bool is_dir = S_ISDIR(subject->st->st.st_mode);
+	int r = check_one_move(g, c, from, to, is_dir, leaving, subject);
+
 	if (r < 0 || !is_dir)
 		return r;
-
 	struct scan *s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
 	s->g = g;
 	s->c = c;
+	s->leaving = leaving;
 	snprintf(s->from, sizeof(s->from), "%s", from);
 	snprintf(s->to, sizeof(s->to), "%s", to);
-	int fd = sfs_open_beneath(sfs_table_rootfd(g->table), from, O_RDONLY | O_DIRECTORY, 0);
+	int fd = openat(subject->dirfd, subject->name,
+			O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0) {
-		r = fd;
+		r = -errno;
 	} else {
 		r = scan_subtree(s, fd, strlen(s->from), strlen(s->to), 0);
 		close(fd);
@@ -402,16 +499,59 @@ static int check_move(struct sfs_guard *g, const struct sfs_caller *c, const cha
 	return r;
 }
 
-int sfs_guard_rename(struct sfs_guard *g, const struct sfs_caller *c, const char *oldpath,
-		     mode_t old_type, const char *newpath, mode_t new_type, unsigned int flags)
+/* A writable file taken to a name where only ownership lets it in: the
+ * agent could copy it there and remove the original, so it is its own
+ * there (`sed -i.bak` moves the original to the backup name). */
+static bool taken_as_own(struct sfs_guard *g, const char *from, const char *to,
+			 struct sfs_subject *subject)
 {
-	int r = check_move(g, c, oldpath, newpath, old_type == S_IFDIR);
+	if (S_ISDIR(subject->st->st.st_mode) || !sfs_policy_ownership(g->policy) ||
+	    !sfs_guard_writable(g, from) || sfs_guard_writable(g, to) ||
+	    sfs_guard_owned(g, subject) > 0)
+		return false;
+	subject->owned = 1;
+	return true;
+}
 
-	if (r == 0 && old_type == S_IFLNK)
+int sfs_guard_rename(struct sfs_guard *g, const struct sfs_caller *c, const char *oldpath,
+		     struct sfs_subject *old, const char *newpath, struct sfs_subject *new,
+		     unsigned int flags, unsigned *after)
+{
+	bool exchange = flags & RENAME_EXCHANGE;
+	bool old_private = sfs_guard_private(g, oldpath);
+	bool new_private = sfs_guard_private(g, newpath);
+
+	*after = 0;
+	if (!old->st)
+		return -ENOENT;
+	if (old_private && new_private)
+		return 0;
+	/* The store and SOURCE are two trees. What leaves SOURCE for the
+	 * store is judged as removed (cargo makes target/ as a temporary
+	 * directory renamed into place); nothing of the store comes into
+	 * SOURCE (mv then copies, and each copy is judged). */
+	if (old_private || (new_private && exchange))
+		return -EXDEV;
+	if (new_private) {
+		*after = SFS_INTO_STORE;
+		return check_move(g, c, oldpath, newpath, true, old);
+	}
+	if (taken_as_own(g, oldpath, newpath, old))
+		*after |= SFS_MARK_OLD;
+	int r = check_move(g, c, oldpath, newpath, false, old);
+	if (r == 0 && new->st && !exchange)
+		r = sfs_guard_check(g, c, newpath,
+				    S_ISDIR(new->st->st.st_mode) ? SFS_OP_RMDIR : SFS_OP_UNLINK,
+				    "rename", oldpath, new);
+	if (r == 0 && S_ISLNK(old->st->st.st_mode))
 		r = sfs_guard_symlink_name(g, c, newpath, "rename");
-	if (r == 0 && (flags & RENAME_EXCHANGE)) {
-		r = check_move(g, c, newpath, oldpath, new_type == S_IFDIR);
-		if (r == 0 && new_type == S_IFLNK)
+	if (r == 0 && exchange) {
+		if (!new->st)
+			return -ENOENT;
+		if (taken_as_own(g, newpath, oldpath, new))
+			*after |= SFS_MARK_NEW;
+		r = check_move(g, c, newpath, oldpath, false, new);
+		if (r == 0 && S_ISLNK(new->st->st.st_mode))
 			r = sfs_guard_symlink_name(g, c, oldpath, "rename");
 	}
 	return r;
@@ -428,20 +568,4 @@ void sfs_guard_lock(struct sfs_guard *g, bool exclusive)
 void sfs_guard_unlock(struct sfs_guard *g)
 {
 	pthread_rwlock_unlock(&g->mutation);
-}
-
-int sfs_guard_verify_dir(struct sfs_guard *g, const char *relpath, int anchor_fd)
-{
-	struct sfs_stat want, got;
-
-	if (!*relpath)
-		return 0;
-	int fd = sfs_open_beneath(sfs_table_rootfd(g->table), relpath, sfs_anchor_flags(), 0);
-	if (fd < 0)
-		return -ESTALE;
-	int r = sfs_stat_fd(fd, &got);
-	close(fd);
-	if (r < 0 || sfs_stat_fd(anchor_fd, &want) < 0)
-		return -ESTALE;
-	return want.st.st_dev == got.st.st_dev && want.st.st_ino == got.st.st_ino ? 0 : -ESTALE;
 }

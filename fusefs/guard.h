@@ -1,8 +1,10 @@
 /* guard.h - enforcement: everything security-relevant the filesystem does
- * on top of the pure policy decision lives here (SPEC §4.2, §4.5, §4.6).
+ * on top of the pure policy decision lives here.
  * It turns each operation into the policy questions it must ask (every
  * name touched, present or absent; the subtrees a rename moves; the
- * prefixes a symlink target passes through), audits every denial, and
+ * prefixes a symlink target passes through; whether the agent owns the
+ * inode concerned, when the policy's answer depends on it), marks what the
+ * agent creates as its own, audits every denial, and
  * serialises directory renames against the creation of new names so that
  * a subtree cannot change between its check and its move.
  *
@@ -12,6 +14,7 @@
 
 #include "audit.h"
 #include "inode.h"
+#include "owner.h"
 #include "policy.h"
 
 #include <stdbool.h>
@@ -25,10 +28,28 @@ struct sfs_caller {
 	uid_t uid;
 };
 
-/* Takes ownership of POLICY and AUDIT (which may be NULL). Overlay files
- * the policy names are opened here, once, read-only. */
-int sfs_guard_new(struct sfs_policy *policy, struct sfs_audit *audit, struct sfs_table *table,
-		  struct sfs_guard **out, char **errmsg);
+/*
+ * The inode an operation concerns, for when the policy's answer depends on
+ * whether the agent owns it (a readonly path): a node the table knows, or
+ * the entry NAME of directory DIRFD that ST describes. Asked only then, and
+ * at most once.
+ */
+struct sfs_subject {
+	struct sfs_node *node;
+	int dirfd;
+	const char *name;
+	const struct sfs_stat *st;
+	int owned; /* the answer once known; -1 before */
+};
+
+#define SFS_SUBJECT_NODE(n) ((struct sfs_subject){.node = (n), .dirfd = -1, .owned = -1})
+#define SFS_SUBJECT_AT(fd, nm, s)                                                                  \
+	((struct sfs_subject){.dirfd = (fd), .name = (nm), .st = (s), .owned = -1})
+
+/* Takes ownership of POLICY, AUDIT (which may be NULL) and OWNER. Overlay
+ * files the policy names are opened here, once, read-only. */
+int sfs_guard_new(struct sfs_policy *policy, struct sfs_audit *audit, struct sfs_owner *owner,
+		  struct sfs_table *table, struct sfs_guard **out, char **errmsg);
 void sfs_guard_free(struct sfs_guard *g);
 
 /* PARENT's path relative to SOURCE joined with NAME (NAME NULL: PARENT's
@@ -38,32 +59,68 @@ int sfs_guard_path(struct sfs_guard *g, struct sfs_node *parent, const char *nam
 
 /* What a lookup or a directory listing shows at RELPATH: -ENOENT for a
  * hidden path; for an overlay, the fd of the host file to serve in
- * *OVERLAY_FD (else -1). Never audited: looking is not a denial. */
-int sfs_guard_visible(struct sfs_guard *g, const char *relpath, int *overlay_fd);
+ * *OVERLAY_FD (else -1); *PRIVATE says whether the path is private (in the
+ * store, not in SOURCE). Never audited: looking is not a denial. */
+int sfs_guard_visible(struct sfs_guard *g, const char *relpath, int *overlay_fd, bool *private);
+
+/* Whether RELPATH is private (served from the store). */
+bool sfs_guard_private(struct sfs_guard *g, const char *relpath);
+
+/* Whether RELPATH is writable or private: everything may happen there,
+ * whoever made what is there. */
+bool sfs_guard_writable(struct sfs_guard *g, const char *relpath);
 
 /* Whether OP may be done at RELPATH; on denial audits it (with OPNAME and
- * TARGET, a second path or NULL) and returns the negative errno. */
+ * TARGET, a second path or NULL) and returns the negative errno. WHO (may
+ * be NULL: not owned) is the inode OP concerns. */
 int sfs_guard_check(struct sfs_guard *g, const struct sfs_caller *c, const char *relpath,
-		    enum sfs_op op, const char *opname, const char *target);
+		    enum sfs_op op, const char *opname, const char *target,
+		    struct sfs_subject *who);
+
+/* Whether the agent owns WHO: 1 or 0 (cached in the node when there is
+ * one). */
+int sfs_guard_owned(struct sfs_guard *g, struct sfs_subject *who);
+
+/* What the agent just made at NAME in DIRFD (ST; open as FD, or -1; FRESH:
+ * new, not moved there) is its own: marked on the host (owner.h). Call
+ * outside the store only (what is there is private) and before the
+ * entry's attributes are read (the mark touches its times). */
+void sfs_guard_mark_owned(struct sfs_guard *g, int fd, int dirfd, const char *name,
+			  const struct sfs_stat *st, bool fresh);
+
+/* The inode ST describes lost its last name through the mount. */
+void sfs_guard_forget_owned(struct sfs_guard *g, const struct sfs_stat *st);
 
 /* Denies OPNAME at RELPATH for a reason of the filesystem's own (device
  * nodes, set-uid bits), whatever the policy says; audits it; -EROFS. */
 int sfs_guard_deny_builtin(struct sfs_guard *g, const struct sfs_caller *c, const char *relpath,
 			   const char *opname, const char *why);
 
-/* symlink(TARGET, LINKPATH): the name, the lexical target (§4.6), and no
- * existing symlink on the way to it in SOURCE. */
+/* symlink(TARGET, LINKPATH): the name, the lexical target, and no existing
+ * symlink on the way to it in SOURCE. */
 int sfs_guard_symlink(struct sfs_guard *g, const struct sfs_caller *c, const char *linkpath,
 		      const char *target);
 
+/* What a rename allowed by sfs_guard_rename leaves to be done. */
+enum sfs_rename_after {
+	SFS_MARK_OLD = 1,   /* the inode that was at OLDPATH is now the agent's */
+	SFS_MARK_NEW = 2,   /* the inode that was at NEWPATH (exchanged) is */
+	SFS_INTO_STORE = 4, /* it moves from SOURCE into the store */
+};
+
 /* rename(OLDPATH, NEWPATH, FLAGS): both names and, for directories, every
- * entry of the subtrees that move; a symlink may not arrive at a name that
- * leads to protected paths (see sfs_guard_symlink_name). OLD_TYPE and
- * NEW_TYPE are the S_IFMT of what exists at each name (0 when nothing
- * does). Call with the exclusive lock held. -EXDEV for a subtree too large
- * to check (mv then copies file by file, each of which is checked). */
+ * entry of the subtrees that move; what is replaced as removed; a symlink
+ * may not arrive at a name that leads to protected paths (see
+ * sfs_guard_symlink_name). OLD and NEW are the inodes at each name (NEW's
+ * st NULL when nothing is there). A writable file taken to a name no write
+ * glob covers becomes the agent's own there (`sed -i.bak`): *AFTER says
+ * so. SOURCE's content may move into the store (it leaves SOURCE, which is
+ * judged); the store's never moves into SOURCE (-EXDEV: mv then copies,
+ * and each copy is judged). Call with the exclusive lock held. -EXDEV too
+ * for a subtree too large to check. */
 int sfs_guard_rename(struct sfs_guard *g, const struct sfs_caller *c, const char *oldpath,
-		     mode_t old_type, const char *newpath, mode_t new_type, unsigned int flags);
+		     struct sfs_subject *old, const char *newpath, struct sfs_subject *new,
+		     unsigned int flags, unsigned *after);
 
 /* Whether a symlink may be named LINKPATH: not when its name is a
  * directory that a stricter rule names on the way to what it protects
@@ -76,10 +133,5 @@ int sfs_guard_symlink_name(struct sfs_guard *g, const struct sfs_caller *c, cons
  * exclusive around directory renames. */
 void sfs_guard_lock(struct sfs_guard *g, bool exclusive);
 void sfs_guard_unlock(struct sfs_guard *g);
-
-/* Whether RELPATH (a directory node's path from the table) still leads
- * from SOURCE to the directory ANCHOR_FD is open on: -ESTALE when the
- * host moved it since the table last saw it. */
-int sfs_guard_verify_dir(struct sfs_guard *g, const char *relpath, int anchor_fd);
 
 #endif

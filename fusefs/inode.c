@@ -35,6 +35,12 @@ struct sfs_node {
 	bool hashed;
 	bool is_root;
 	bool removed; /* its name went through the mount (not behind our back) */
+	/* In the project's store (a private directory or below one), not in
+	 * SOURCE; a store base is the private directory itself, reached from
+	 * the store's root rather than from its parent. */
+	bool in_store, store_base;
+	signed char owned;  /* -1 unknown, 0 no, 1 created by the agent */
+	signed char mirror; /* a directory's store mirror: -1 unknown, 0 no, 1 yes */
 
 	struct sfs_node *all_prev, *all_next; /* every live node, for teardown */
 
@@ -65,6 +71,8 @@ struct sfs_table {
 	struct sfs_node **wd_buckets; /* watch descriptor -> node */
 	size_t nwd_buckets, nwatched;
 	int inotify_fd;
+
+	int store_fd; /* anchor on the store's tree, not owned; -1 without one */
 
 	struct sfs_node lru; /* sentinel: lru.lru_next is the most recent */
 	struct sfs_node all; /* sentinel of the list of every live node */
@@ -328,6 +336,7 @@ int sfs_table_new(int rootfd, const struct sfs_stat *root_st, unsigned anchor_li
 		return -ENOMEM;
 	}
 	t->inotify_fd = -1;
+	t->store_fd = -1;
 	pthread_mutex_init(&t->lock, NULL);
 	t->lru.lru_next = t->lru.lru_prev = &t->lru;
 	t->all.all_next = t->all.all_prev = &t->all;
@@ -343,6 +352,8 @@ int sfs_table_new(int rootfd, const struct sfs_stat *root_st, unsigned anchor_li
 	t->root.is_root = true;
 	t->root.overlay_fd = -1;
 	t->root.orphan_fd = -1;
+	t->root.owned = 0;
+	t->root.mirror = -1;
 	*out = t;
 	return 0;
 }
@@ -401,6 +412,10 @@ void sfs_node_info(struct sfs_table *t, const struct sfs_node *n, struct sfs_nod
 	out->overlay_fd = n->overlay_fd;
 	out->orphan_fd = n->orphan_fd;
 	out->handles = n->handles;
+	out->in_store = n->in_store;
+	out->store_base = n->store_base;
+	out->owned = n->owned;
+	out->mirror = n->mirror;
 	pthread_mutex_unlock(&t->lock);
 }
 
@@ -443,7 +458,7 @@ static void node_add_name(struct sfs_table *t, struct sfs_node *n, struct sfs_no
 }
 
 struct sfs_node *sfs_table_intern(struct sfs_table *t, struct sfs_node *parent, const char *name,
-				  const struct sfs_stat *st)
+				  const struct sfs_stat *st, bool store_base)
 {
 	pthread_mutex_lock(&t->lock);
 	struct sfs_node *n = hash_find(t, st);
@@ -479,6 +494,11 @@ struct sfs_node *sfs_table_intern(struct sfs_table *t, struct sfs_node *parent, 
 		n->anchor_fd = -1;
 		n->overlay_fd = -1;
 		n->orphan_fd = -1;
+		n->store_base = store_base;
+		n->in_store = store_base || parent->in_store;
+		/* Nothing in the store is owned: everything there is private. */
+		n->owned = n->in_store ? 0 : -1;
+		n->mirror = n->in_store ? 0 : -1;
 		hash_insert(t, n);
 		n->all_next = t->all.all_next;
 		n->all_prev = &t->all;
@@ -509,15 +529,16 @@ static bool is_at(const struct sfs_node *n, const struct sfs_node *parent, const
 	return n->parent == parent && n->name && strcmp(n->name, name) == 0;
 }
 
-/* PARENT/NAME went: N falls back on another of its names, or has none. */
+/* PARENT/NAME went: N falls back on another of its names, or has none
+ * (REMOVED: it is gone; else it is elsewhere, unknown to the table). */
 static void name_gone(struct sfs_table *t, struct sfs_node *n, struct sfs_node *parent,
-		      const char *name)
+		      const char *name, bool removed)
 {
 	int i;
 
 	if (is_at(n, parent, name)) {
 		if (n->naliases == 0) {
-			node_detach(t, n, true);
+			node_detach(t, n, removed);
 			return;
 		}
 		struct sfs_node *old_parent = n->parent;
@@ -567,7 +588,17 @@ void sfs_table_note_unlink(struct sfs_table *t, struct sfs_node *parent, const c
 	pthread_mutex_lock(&t->lock);
 	struct sfs_node *n = st ? hash_find(t, st) : NULL;
 	if (n)
-		name_gone(t, n, parent, name);
+		name_gone(t, n, parent, name, true);
+	pthread_mutex_unlock(&t->lock);
+}
+
+void sfs_table_note_moved_away(struct sfs_table *t, struct sfs_node *parent, const char *name,
+			       const struct sfs_stat *st)
+{
+	pthread_mutex_lock(&t->lock);
+	struct sfs_node *n = st ? hash_find(t, st) : NULL;
+	if (n)
+		name_gone(t, n, parent, name, false);
 	pthread_mutex_unlock(&t->lock);
 }
 
@@ -590,7 +621,7 @@ void sfs_table_note_rename(struct sfs_table *t, struct sfs_node *oldparent, cons
 	if (target)
 		target->refs++;
 	if (target && !exchange)
-		name_gone(t, target, newparent, newname);
+		name_gone(t, target, newparent, newname, true);
 	if (moved)
 		name_moved(t, moved, oldparent, oldname, newparent, newname);
 	if (target && exchange)
@@ -687,6 +718,7 @@ static void pin(struct sfs_table *t, struct sfs_node *n, struct sfs_anchor *out)
 	out->table = t;
 	out->node = n->is_root ? NULL : n;
 	out->fd = n->anchor_fd;
+	out->own_fd = false;
 	if (!n->is_root) {
 		n->anchor_pins++;
 		n->refs++;
@@ -695,6 +727,9 @@ static void pin(struct sfs_table *t, struct sfs_node *n, struct sfs_anchor *out)
 
 void sfs_anchor_put(struct sfs_anchor *a)
 {
+	if (a->own_fd && a->fd >= 0)
+		close(a->fd);
+	a->own_fd = false;
 	if (!a->node) {
 		a->fd = -1;
 		return;
@@ -729,9 +764,7 @@ int sfs_anchor_get(struct sfs_table *t, struct sfs_node *dir, struct sfs_anchor 
 	struct sfs_anchor base;
 	struct sfs_stat got;
 
-	out->table = t;
-	out->node = NULL;
-	out->fd = -1;
+	*out = (struct sfs_anchor){.table = t, .fd = -1};
 	pthread_mutex_lock(&t->lock);
 	if (dir->anchor_fd >= 0) {
 		if (!dir->is_root) {
@@ -747,15 +780,26 @@ int sfs_anchor_get(struct sfs_table *t, struct sfs_node *dir, struct sfs_anchor 
 		pthread_mutex_unlock(&t->lock);
 		return -ENOTDIR;
 	}
-	struct sfs_node *b = dir->parent;
-	while (b && b->anchor_fd < 0)
+	/* Opened beneath the nearest directory with an fd, or, when the way
+	 * up meets a private directory first, beneath the store's root by
+	 * the whole path (the private directory's parent is in SOURCE). */
+	struct sfs_node *b = dir->store_base ? NULL : dir->parent;
+	while (b && b->anchor_fd < 0 && !b->store_base)
 		b = b->parent;
-	int r = path_below_alloc(b, dir, &path);
+	bool from_store = dir->in_store && (!b || b->anchor_fd < 0);
+	if (from_store && t->store_fd < 0) {
+		pthread_mutex_unlock(&t->lock);
+		return -ESTALE;
+	}
+	int r = path_below_alloc(from_store ? &t->root : b, dir, &path);
 	if (r < 0) {
 		pthread_mutex_unlock(&t->lock);
 		return r;
 	}
-	pin(t, b, &base);
+	if (from_store)
+		base = (struct sfs_anchor){.table = t, .node = NULL, .fd = t->store_fd};
+	else
+		pin(t, b, &base);
 	dir->refs++; /* keeps DIR alive while unlocked */
 	t->anchor_opens++;
 	pthread_mutex_unlock(&t->lock);
@@ -797,6 +841,12 @@ int sfs_locate(struct sfs_table *t, struct sfs_node *n, struct sfs_location *out
 		out->dir = (struct sfs_anchor){.table = t, .node = NULL, .fd = t->root.anchor_fd};
 		strcpy(out->name, ".");
 		return 0;
+	}
+	/* A private directory's parent is in SOURCE, where its name leads
+	 * to SOURCE's own copy: it is reached as itself. */
+	if (n->store_base) {
+		strcpy(out->name, ".");
+		return sfs_anchor_get(t, n, &out->dir);
 	}
 	pthread_mutex_lock(&t->lock);
 	struct sfs_node *parent = n->parent;
@@ -841,6 +891,50 @@ bool sfs_node_adopt_orphan_fd(struct sfs_table *t, struct sfs_node *n, int fd)
 		n->orphan_fd = fd;
 	pthread_mutex_unlock(&t->lock);
 	return taken;
+}
+
+void sfs_table_set_store(struct sfs_table *t, int store_fd)
+{
+	t->store_fd = store_fd;
+}
+
+int sfs_node_verify(struct sfs_table *t, struct sfs_node *dir, int anchor_fd)
+{
+	cleanup_free char *path = NULL;
+	struct sfs_stat want, got;
+
+	if (dir == &t->root)
+		return 0;
+	pthread_mutex_lock(&t->lock);
+	int base = dir->in_store ? t->store_fd : t->root.anchor_fd;
+	int r = base < 0 ? -ESTALE : path_below_alloc(&t->root, dir, &path);
+	pthread_mutex_unlock(&t->lock);
+	if (r < 0)
+		return r;
+	int fd = sfs_open_beneath(base, path, sfs_anchor_flags(), 0);
+	if (fd < 0)
+		return -ESTALE;
+	r = sfs_stat_fd(fd, &got);
+	close(fd);
+	if (r < 0 || sfs_stat_fd(anchor_fd, &want) < 0)
+		return -ESTALE;
+	return want.st.st_dev == got.st.st_dev && want.st.st_ino == got.st.st_ino ? 0 : -ESTALE;
+}
+
+void sfs_node_set_owned(struct sfs_table *t, struct sfs_node *n, bool owned)
+{
+	pthread_mutex_lock(&t->lock);
+	if (!n->in_store)
+		n->owned = owned;
+	pthread_mutex_unlock(&t->lock);
+}
+
+void sfs_node_set_mirror(struct sfs_table *t, struct sfs_node *n, bool exists)
+{
+	pthread_mutex_lock(&t->lock);
+	if (!n->in_store)
+		n->mirror = exists;
+	pthread_mutex_unlock(&t->lock);
 }
 
 void sfs_table_set_inotify(struct sfs_table *t, int inotify_fd)

@@ -29,6 +29,7 @@ struct sfs_anchor {
 	struct sfs_table *table;
 	struct sfs_node *node; /* NULL for the root and after put */
 	int fd;
+	bool own_fd; /* an fd of no node's, closed by put */
 };
 
 /* Where a node lives on the host: its parent's anchor and its name ("." for
@@ -48,6 +49,10 @@ struct sfs_node_info {
 	int overlay_fd;	  /* a host file served in its place (guard.h), or -1 */
 	int orphan_fd;	  /* see sfs_node_adopt_orphan_fd, or -1 */
 	unsigned handles; /* file handles the kernel holds on it */
+	bool in_store;	  /* in the project's store (sfs_table_set_store) */
+	bool store_base;  /* the private directory itself */
+	int owned;	  /* created through the mount: 1, 0, or -1 unknown */
+	int mirror;	  /* a directory whose store mirror exists: 1, 0, or -1 */
 };
 
 /* ROOTFD is an anchor fd on SOURCE, owned by the table from now on. At
@@ -67,9 +72,11 @@ struct sfs_node *sfs_node_from_id(struct sfs_table *t, uint64_t id);
 void sfs_node_info(struct sfs_table *t, const struct sfs_node *n, struct sfs_node_info *out);
 
 /* The kernel now knows PARENT/NAME as the inode described by ST: returns
- * its node with one more lookup reference. */
+ * its node with one more lookup reference. STORE_BASE: the inode is a
+ * private directory in the store (sfs_table_set_store), not PARENT's entry
+ * NAME in SOURCE; what is below it is in the store too. */
 struct sfs_node *sfs_table_intern(struct sfs_table *t, struct sfs_node *parent, const char *name,
-				  const struct sfs_stat *st);
+				  const struct sfs_stat *st, bool store_base);
 
 /* The kernel dropped NLOOKUP references. */
 void sfs_table_forget(struct sfs_table *t, struct sfs_node *n, uint64_t nlookup);
@@ -78,6 +85,11 @@ void sfs_table_forget(struct sfs_table *t, struct sfs_node *n, uint64_t nlookup)
  * the inode at the name before the change (NULL when there was none). */
 void sfs_table_note_unlink(struct sfs_table *t, struct sfs_node *parent, const char *name,
 			   const struct sfs_stat *st);
+/* PARENT/NAME (ST) moved out of the table's tree (from SOURCE into the
+ * store): the node loses the name, and the kernel, told ESTALE, looks it
+ * up again where it is now. */
+void sfs_table_note_moved_away(struct sfs_table *t, struct sfs_node *parent, const char *name,
+			       const struct sfs_stat *st);
 void sfs_table_note_rename(struct sfs_table *t, struct sfs_node *oldparent, const char *oldname,
 			   const struct sfs_stat *old_st, struct sfs_node *newparent,
 			   const char *newname, const struct sfs_stat *new_st, bool exchange);
@@ -88,7 +100,8 @@ int sfs_anchor_get(struct sfs_table *t, struct sfs_node *dir, struct sfs_anchor 
 void sfs_anchor_put(struct sfs_anchor *a);
 #define cleanup_anchor __attribute__((cleanup(sfs_anchor_put)))
 
-/* Pins the parent anchor of N and copies N's name. */
+/* Pins the parent anchor of N and copies N's name (for the root and a
+ * private directory: its own anchor and "."). */
 int sfs_locate(struct sfs_table *t, struct sfs_node *n, struct sfs_location *out);
 static inline void sfs_location_put(struct sfs_location *l)
 {
@@ -120,6 +133,23 @@ void sfs_node_handles(struct sfs_table *t, struct sfs_node *n, int delta);
  * opened before the name went, keeps it readable and writable until the
  * kernel forgets N. Returns whether N took FD (else the caller closes it). */
 bool sfs_node_adopt_orphan_fd(struct sfs_table *t, struct sfs_node *n, int fd);
+
+/* The project's store: STORE_FD, an anchor on the directory that mirrors
+ * SOURCE for private directories, stays the caller's. Set before the first
+ * lookup. */
+void sfs_table_set_store(struct sfs_table *t, int store_fd);
+
+/* Whether DIR's path from the root (in SOURCE, or in the store for a node
+ * in it) still leads to the directory ANCHOR_FD is open on: -ESTALE when
+ * the host moved it since the table last saw it. */
+int sfs_node_verify(struct sfs_table *t, struct sfs_node *dir, int anchor_fd);
+
+/* What the guard learnt of N: whether the agent created it (cached for
+ * the node's life: ownership goes with the inode), and, for a directory in
+ * SOURCE, whether its store mirror (where private directories in it live)
+ * exists. Both are ignored for nodes in the store. */
+void sfs_node_set_owned(struct sfs_table *t, struct sfs_node *n, bool owned);
+void sfs_node_set_mirror(struct sfs_table *t, struct sfs_node *n, bool exists);
 
 /* Host change notifications (watch.c). A watched directory is one whose
  * changes the daemon hears about; entries below it may be cached long. */

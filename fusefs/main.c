@@ -20,6 +20,7 @@ static const char usage_text[] =
 	"usage: sandyfs mount [OPTIONS] [RULE OPTIONS] SOURCE MOUNTPOINT\n"
 	"       sandyfs explain [RULE OPTIONS] [--json] SOURCE PATH...\n"
 	"       sandyfs rules [RULE OPTIONS] [--json] SOURCE\n"
+	"       sandyfs store [--store DIR] [--clear] SOURCE\n"
 	"       sandyfs umount MOUNTPOINT\n"
 	"       sandyfs --help | --version\n"
 	"\n"
@@ -37,9 +38,15 @@ static const char usage_text[] =
 	"      --stats FILE       count the kernel's requests by kind (and the time spent on\n"
 	"                         them); write the counts to FILE as JSON on SIGUSR1 and at\n"
 	"                         unmount\n"
+	"      --store DIR        the project's store, where private directories\n"
+	"                         (node_modules, .venv, ...) live and what the agent owns\n"
+	"                         is recorded; default: ~/.cache/sandy/projects/NAME-HASH\n"
+	"                         ($SANDY_CACHE_DIR or $XDG_CACHE_HOME/sandy for ~/.cache/sandy)\n"
 	"\n" SFS_RULE_OPTS_HELP "\n"
 	"`sandyfs mount` returns once the mount is live. SIGTERM, SIGINT or SIGHUP to the\n"
-	"daemon unmount it; so does `sandyfs umount`, also when the daemon has died.\n";
+	"daemon unmount it; so does `sandyfs umount`, also when the daemon has died.\n"
+	"`sandyfs store` prints where SOURCE's store is and its size; --clear removes it\n"
+	"(refused while a mount of the project runs).\n";
 
 static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static int usage_error(const char *fmt, ...)
@@ -83,7 +90,14 @@ static char *append_opt(char *list, const char *opt)
 
 static int cmd_mount(int argc, char **argv)
 {
-	enum { OPT_ALLOW_OTHER = 256, OPT_PID_FILE, OPT_AUDIT, OPT_LAZY_OPEN, OPT_STATS };
+	enum {
+		OPT_ALLOW_OTHER = 256,
+		OPT_PID_FILE,
+		OPT_AUDIT,
+		OPT_LAZY_OPEN,
+		OPT_STATS,
+		OPT_STORE
+	};
 	static const struct option longopts[] = {
 		{"foreground", no_argument, NULL, 'f'},
 		{"allow-other", no_argument, NULL, OPT_ALLOW_OTHER},
@@ -91,6 +105,7 @@ static int cmd_mount(int argc, char **argv)
 		{"audit", required_argument, NULL, OPT_AUDIT},
 		{"lazy-open", no_argument, NULL, OPT_LAZY_OPEN},
 		{"stats", required_argument, NULL, OPT_STATS},
+		{"store", required_argument, NULL, OPT_STORE},
 		{"help", no_argument, NULL, 'h'},
 		SFS_RULE_LONG_OPTS,
 		{NULL, 0, NULL, 0},
@@ -130,6 +145,9 @@ static int cmd_mount(int argc, char **argv)
 		case OPT_STATS:
 			o.stats_file = optarg;
 			break;
+		case OPT_STORE:
+			o.store = optarg;
+			break;
 		case 'h':
 			fputs(usage_text, stdout);
 			status = 0;
@@ -151,6 +169,40 @@ out:
 	free(o.fuse_opts);
 	sfs_rule_opts_free(&o.rules);
 	return status;
+}
+
+static int cmd_store(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{"store", required_argument, NULL, 's'},
+		{"clear", no_argument, NULL, 'c'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	const char *store = NULL;
+	bool clear = false;
+	int c;
+
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 's':
+			store = optarg;
+			break;
+		case 'c':
+			clear = true;
+			break;
+		case 'h':
+			fputs(usage_text, stdout);
+			return 0;
+		default:
+			return bad_option(c, argv);
+		}
+	}
+	if (argc - optind != 1)
+		return usage_error("store needs exactly one SOURCE%s",
+				   argc - optind > 1 ? " (too many arguments)" : "");
+	return sfs_store_main(argv[optind], store, clear);
 }
 
 static int cmd_umount(int argc, char **argv)
@@ -188,6 +240,8 @@ int main(int argc, char **argv)
 		return sandyfs_cmd_explain(argc - 1, argv + 1);
 	if (!strcmp(cmd, "rules"))
 		return sandyfs_cmd_rules(argc - 1, argv + 1);
+	if (!strcmp(cmd, "store"))
+		return cmd_store(argc - 1, argv + 1);
 	if (cmd[0] == '-')
 		return usage_error("unknown option '%s'", cmd);
 	return usage_error("unknown command '%s'", cmd);

@@ -16,7 +16,9 @@
 #include "creds.h"
 #include "guard.h"
 #include "inode.h"
+#include "owner.h"
 #include "stats.h"
+#include "store.h"
 #include "util.h"
 #include "watch.h"
 
@@ -39,6 +41,7 @@
 struct sfs_fs {
 	struct sfs_table *table;
 	struct sfs_guard *guard;
+	struct sfs_store *store; /* where private directories live */
 	struct sfs_watch *watch; /* NULL when host changes cannot be heard */
 	double timeout;		 /* for what the host may change unheard */
 	double watched_timeout;	 /* for what host notifications cover */
@@ -69,13 +72,12 @@ struct sfs_fs {
 
 struct sfs_dir_handle {
 	DIR *dp;
-	off_t offset;
-	struct dirent *entry;
 };
 
 int sfs_fs_new(int rootfd, const struct sfs_fs_config *cfg, struct sfs_policy *policy,
-	       struct sfs_audit *audit, struct sfs_fs **out, char **errmsg)
+	       struct sfs_audit *audit, struct sfs_store *store, struct sfs_fs **out, char **errmsg)
 {
+	struct sfs_owner *owner = NULL;
 	struct sfs_stat st;
 	struct sfs_fs *fs;
 	int r = sfs_stat_fd(rootfd, &st);
@@ -85,18 +87,25 @@ int sfs_fs_new(int rootfd, const struct sfs_fs_config *cfg, struct sfs_policy *p
 	if (r == 0 && !fs)
 		r = -ENOMEM;
 	if (r == 0)
+		r = sfs_owner_new(sfs_store_dir_fd(store), &owner);
+	if (r == 0)
 		r = sfs_table_new(rootfd, &st, cfg->anchor_limit, &fs->table);
 	if (r < 0) {
 		/* Everything handed over is released on every failure. */
+		sfs_owner_free(owner);
 		free(fs);
 		close(rootfd);
 		sfs_policy_free(policy);
 		sfs_audit_close(audit);
+		sfs_store_free(store);
 		return r;
 	}
-	r = sfs_guard_new(policy, audit, fs->table, &fs->guard, errmsg);
+	fs->store = store;
+	sfs_table_set_store(fs->table, sfs_store_tree_fd(store));
+	r = sfs_guard_new(policy, audit, owner, fs->table, &fs->guard, errmsg);
 	if (r < 0) {
 		sfs_table_free(fs->table);
+		sfs_store_free(store);
 		free(fs);
 		return r;
 	}
@@ -136,6 +145,7 @@ void sfs_fs_free(struct sfs_fs *fs)
 	pthread_mutex_destroy(&fs->created_lock);
 	sfs_guard_free(fs->guard);
 	sfs_table_free(fs->table);
+	sfs_store_free(fs->store);
 	free(fs);
 }
 
@@ -182,40 +192,116 @@ static int check_node(fuse_req_t req, struct sfs_node *n, enum sfs_op op, const 
 {
 	struct sfs_fs *fs = fs_of(req);
 	struct sfs_caller c = caller_of(req);
+	struct sfs_subject who = SFS_SUBJECT_NODE(n);
 	char path[SFS_PATH_MAX];
 	int r = sfs_guard_path(fs->guard, n, NULL, path, sizeof(path));
 
 	if (r == -ENOENT && is_nameless_orphan(fs, n))
 		return 0;
 	if (r == 0)
-		r = sfs_guard_check(fs->guard, &c, path, op, opname, NULL);
+		r = sfs_guard_check(fs->guard, &c, path, op, opname, NULL, &who);
 	/* A change through one name of a file with hard links changes them
 	 * all: every name the kernel knows must allow it. */
 	for (unsigned i = 0; r == 0; i++) {
 		if (sfs_node_alias_relpath(fs->table, n, i, path, sizeof(path)) < 0)
 			break;
-		r = sfs_guard_check(fs->guard, &c, path, op, opname, NULL);
+		r = sfs_guard_check(fs->guard, &c, path, op, opname, NULL, &who);
 	}
 	return r;
 }
 
-/* Looks NAME up in DIRFD (which is PARENT's directory, NAME being at PATH)
- * and makes the kernel a new reference to it: -ENOENT for what the policy
- * hides, the overlay file for what it overlays. A directory seen for the
- * first time is watched. */
+/* Whether the path PATH, a name in directory PARENT, is a private
+ * directory's own name: PARENT is in SOURCE, PATH is private. The name
+ * then lives in the store's mirror of PARENT, and only a directory may
+ * be there. */
+static bool private_root(struct sfs_fs *fs, struct sfs_node *parent, const char *path)
+{
+	struct sfs_node_info info;
+
+	sfs_node_info(fs->table, parent, &info);
+	return !info.in_store && sfs_guard_private(fs->guard, path);
+}
+
+/* The store's mirror of directory PARENT (in SOURCE), into DIR (which owns
+ * the fd): made when CREATE, else -ENOENT when it is not there. What is
+ * known of it is kept in the node. */
+static int open_mirror(struct sfs_fs *fs, struct sfs_node *parent, bool create,
+		       struct sfs_anchor *dir)
+{
+	char path[SFS_PATH_MAX];
+	struct sfs_node_info info;
+
+	sfs_node_info(fs->table, parent, &info);
+	if (info.mirror == 0 && !create)
+		return -ENOENT;
+	int r = sfs_guard_path(fs->guard, parent, NULL, path, sizeof(path));
+	if (r < 0)
+		return r;
+	int fd = sfs_store_mirror(fs->store, sfs_table_rootfd(fs->table), path, create);
+	if (fd == -ENOENT || fd == -ENOTDIR) {
+		sfs_node_set_mirror(fs->table, parent, false);
+		return -ENOENT;
+	}
+	if (fd < 0)
+		return fd;
+	sfs_node_set_mirror(fs->table, parent, true);
+	sfs_anchor_put(dir);
+	*dir = (struct sfs_anchor){.table = fs->table, .fd = fd, .own_fd = true};
+	return 0;
+}
+
+/* What the policy lets a lookup see at a path (sfs_guard_visible). */
+struct view {
+	int err; /* -ENOENT: hidden */
+	int overlay_fd;
+	bool private;
+};
+
+static struct view view_of(struct sfs_fs *fs, const char *path)
+{
+	struct view v;
+
+	v.err = sfs_guard_visible(fs->guard, path, &v.overlay_fd, &v.private);
+	return v;
+}
+
+/* Pins in DIR the host directory where PARENT's entry at PATH (seen as V)
+ * lives: PARENT's own, or, for a private directory's own name, the store's
+ * mirror of PARENT (made when CREATE). */
+static int place(struct sfs_fs *fs, struct sfs_node *parent, const char *path, const struct view *v,
+		 bool create, struct sfs_anchor *dir)
+{
+	if (v->private && private_root(fs, parent, path))
+		return open_mirror(fs, parent, create, dir);
+	return sfs_anchor_get(fs->table, parent, dir);
+}
+
+/* Looks NAME up in DIRFD (which is where PARENT's entry NAME lives, NAME
+ * being at PATH, seen as V: NULL to ask) and makes the kernel a new
+ * reference to it: -ENOENT for what the policy hides, the overlay file
+ * for what it overlays. A directory seen for the first time is watched.
+ * FOUND (may be NULL) gets what was found. */
 static int lookup_at(struct sfs_fs *fs, struct sfs_node *parent, int dirfd, const char *name,
-		     const char *path, struct fuse_entry_param *e)
+		     const char *path, const struct view *v, struct fuse_entry_param *e,
+		     struct sfs_stat *found)
 {
 	struct sfs_node_info info;
 	struct sfs_stat st;
-	int overlay_fd;
-	int r = sfs_guard_visible(fs->guard, path, &overlay_fd);
+	struct view asked;
 
+	if (!v) {
+		asked = view_of(fs, path);
+		v = &asked;
+	}
+	int overlay_fd = v->overlay_fd, r = v->err;
 	if (r == 0)
 		r = overlay_fd >= 0 ? sfs_stat_fd(overlay_fd, &st) : sfs_stat_at(dirfd, name, &st);
 	if (r < 0)
 		return r;
-	struct sfs_node *n = sfs_table_intern(fs->table, parent, name, &st);
+	bool store_base = v->private && private_root(fs, parent, path);
+	if (store_base && !S_ISDIR(st.st.st_mode))
+		return -ENOENT; /* a private directory is a directory */
+	struct sfs_node *n = sfs_table_intern(fs->table, parent, name, &st, store_base);
 	if (!n)
 		return -ENOMEM;
 	if (overlay_fd >= 0)
@@ -228,6 +314,8 @@ static int lookup_at(struct sfs_fs *fs, struct sfs_node *parent, int dirfd, cons
 	e->generation = info.generation;
 	e->attr = st.st;
 	e->attr_timeout = e->entry_timeout = timeout_for(fs, &info);
+	if (found)
+		*found = st;
 	return 0;
 }
 
@@ -272,7 +360,11 @@ static int open_node_as(fuse_req_t as_caller, struct sfs_fs *fs, struct sfs_node
 		r = sfs_creds_enter(as_caller, &creds);
 	if (r < 0)
 		return r;
-	cleanup_fd int fd = openat(loc.dir.fd, loc.name, flags | O_NOFOLLOW | O_CLOEXEC);
+	/* O_TRUNC waits until the file opened is known to be N: the name may
+	 * lead to another file by now (the user replaced it on the host),
+	 * which nobody judged. */
+	cleanup_fd int fd =
+		openat(loc.dir.fd, loc.name, (flags & ~O_TRUNC) | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return errno == ENOENT ? -ESTALE : -errno;
 	r = sfs_stat_fd(fd, &st);
@@ -280,6 +372,25 @@ static int open_node_as(fuse_req_t as_caller, struct sfs_fs *fs, struct sfs_node
 		return r;
 	if (!sfs_node_matches(fs->table, n, &st))
 		return -ESTALE;
+	if ((flags & O_TRUNC) && S_ISREG(st.st.st_mode)) {
+		/* O_RDONLY|O_TRUNC truncates too (Linux): through an fd of
+		 * its own, as the caller, on the same file. */
+		cleanup_fd int wfd =
+			(flags & O_ACCMODE) != O_RDONLY
+				? -1
+				: openat(loc.dir.fd, loc.name,
+					 O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+		if ((flags & O_ACCMODE) == O_RDONLY) {
+			if (wfd < 0)
+				return -errno;
+			if ((r = sfs_stat_fd(wfd, &st)) < 0)
+				return r;
+			if (!sfs_node_matches(fs->table, n, &st))
+				return -ESTALE;
+		}
+		if (ftruncate(wfd >= 0 ? wfd : fd, 0) < 0)
+			return -errno;
+	}
 	return sfs_steal_fd(&fd);
 }
 
@@ -486,6 +597,7 @@ static void sfs_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	struct sfs_fs *fs = fs_of(req);
 	struct fuse_entry_param e;
 	cleanup_anchor struct sfs_anchor dir = {0};
+	struct view v = {0};
 
 	char path[SFS_PATH_MAX];
 
@@ -494,10 +606,14 @@ static void sfs_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 		return;
 	}
 	int r = sfs_guard_path(fs->guard, node_of(req, parent), name, path, sizeof(path));
+	if (r == 0) {
+		v = view_of(fs, path);
+		r = v.err;
+	}
 	if (r == 0)
-		r = sfs_anchor_get(fs->table, node_of(req, parent), &dir);
+		r = place(fs, node_of(req, parent), path, &v, false, &dir);
 	if (r == 0)
-		r = lookup_at(fs, node_of(req, parent), dir.fd, name, path, &e);
+		r = lookup_at(fs, node_of(req, parent), dir.fd, name, path, &v, &e, NULL);
 	if (r == -ENOENT) {
 		/* A negative entry the kernel may cache: long where a host
 		 * create would be heard. */
@@ -719,14 +835,17 @@ static void sfs_readlink(fuse_req_t req, fuse_ino_t ino)
 }
 
 /* A change to one name in a directory, from the guard's yes to the host
- * call: the name's path, the directory's pinned fd (verified to be where
- * the table says, so the path the policy judged is the path the change
- * lands at), the mutation lock and the caller's identity. */
+ * call: the name's path, the directory that holds it pinned (verified to be
+ * where the table says, so the path the policy judged is the path the
+ * change lands at; for a private directory's own name, the store's mirror
+ * of the directory), the mutation lock and the caller's identity. */
 struct change {
 	char path[SFS_PATH_MAX];
 	struct sfs_anchor dir;
 	struct sfs_creds creds;
 	struct sfs_guard *locked; /* non-NULL while the mutation lock is held */
+	bool private_root;	  /* the name is a private directory's own */
+	bool in_store;		  /* the name is in the store, not in SOURCE */
 };
 
 static void change_end(struct change *ch)
@@ -739,27 +858,29 @@ static void change_end(struct change *ch)
 }
 #define cleanup_change __attribute__((cleanup(change_end)))
 
-/* Resolves NAME's path in PARENT and pins PARENT's fd; no check yet. */
-static int change_locate(fuse_req_t req, fuse_ino_t parent, const char *name, struct change *ch)
+/* Resolves NAME's path in PARENT and pins the directory that holds it
+ * (with CREATE, a store mirror is made when missing); no check yet. */
+static int change_locate(fuse_req_t req, fuse_ino_t parent, const char *name, bool create,
+			 struct change *ch)
 {
 	struct sfs_fs *fs = fs_of(req);
+	struct sfs_node *dir = node_of(req, parent);
+	struct sfs_node_info info;
 
 	if (strlen(name) > NAME_MAX)
 		return -ENAMETOOLONG;
-	int r = sfs_guard_path(fs->guard, node_of(req, parent), NULL, ch->path, sizeof(ch->path));
-	if (r == 0)
-		r = sfs_anchor_get(fs->table, node_of(req, parent), &ch->dir);
-	if (r == 0)
-		r = sfs_guard_verify_dir(fs->guard, ch->path, ch->dir.fd);
+	int r = sfs_guard_path(fs->guard, dir, name, ch->path, sizeof(ch->path));
 	if (r < 0)
 		return r;
-	size_t len = strlen(ch->path), nl = strlen(name);
-	if (len + nl + 2 > sizeof(ch->path))
-		return -ENAMETOOLONG;
-	if (len)
-		ch->path[len++] = '/';
-	memcpy(ch->path + len, name, nl + 1);
-	return 0;
+	sfs_node_info(fs->table, dir, &info);
+	ch->private_root = !info.in_store && sfs_guard_private(fs->guard, ch->path);
+	ch->in_store = info.in_store || ch->private_root;
+	if (ch->private_root)
+		return open_mirror(fs, dir, create, &ch->dir);
+	r = sfs_anchor_get(fs->table, dir, &ch->dir);
+	if (r == 0)
+		r = sfs_node_verify(fs->table, dir, ch->dir.fd);
+	return r;
 }
 
 /* Takes the mutation lock, before any path is worked out: a path judged
@@ -771,30 +892,66 @@ static void change_lock(fuse_req_t req, struct change *ch, bool exclusive)
 	sfs_guard_lock(ch->locked, exclusive);
 }
 
-/* The common case: OP on NAME in PARENT, as the caller. */
+/* What CREATE, MKDIR and SYMLINK make is the agent's own. */
+static struct sfs_subject subject_new(void)
+{
+	return (struct sfs_subject){.dirfd = -1, .owned = 1};
+}
+
+/* The common case: OP on NAME in PARENT, about WHO, as the caller. A name
+ * that makes or removes something is placed where it lives (CREATE: the
+ * store mirror is made if need be). */
 static int change_begin(fuse_req_t req, fuse_ino_t parent, const char *name, enum sfs_op op,
-			const char *opname, struct change *ch)
+			const char *opname, bool create, struct sfs_subject *who, struct change *ch)
 {
 	struct sfs_caller c = caller_of(req);
 
 	change_lock(req, ch, false);
-	int r = change_locate(req, parent, name, ch);
+	int r = change_locate(req, parent, name, create, ch);
+	if (r == 0 && !who->st && who->name == NULL && who->owned < 0) {
+		/* The entry itself, found once the directory is known. */
+		who->dirfd = ch->dir.fd;
+		who->name = name;
+	}
 	if (r == 0)
-		r = sfs_guard_check(fs_of(req)->guard, &c, ch->path, op, opname, NULL);
+		r = sfs_guard_check(fs_of(req)->guard, &c, ch->path, op, opname, NULL, who);
 	if (r == 0)
 		r = sfs_creds_enter(req, &ch->creds);
 	return r;
 }
 
-/* The tail shared by everything that makes a new name: look it up, hand the
- * kernel its entry. */
-static void reply_new_entry(fuse_req_t req, fuse_ino_t parent, struct change *ch, const char *name,
-			    int r)
+/* Only a directory may be a private directory's own name: the store holds
+ * directories of dependencies and tool state, nothing else. */
+static int refuse_private_root(fuse_req_t req, struct change *ch, const char *opname)
 {
-	struct fuse_entry_param e;
+	struct sfs_caller c = caller_of(req);
 
+	if (!ch->private_root)
+		return 0;
+	return sfs_guard_deny_builtin(fs_of(req)->guard, &c, ch->path, opname,
+				      "only a directory may have the name of a private directory");
+}
+
+/* The tail shared by everything that makes a new name: look it up, mark it
+ * the agent's own (as the daemon: the mark is not the caller's to set),
+ * hand the kernel its entry. */
+static void reply_new_entry(fuse_req_t req, fuse_ino_t parent, struct change *ch, const char *name,
+			    int r, bool made)
+{
+	struct sfs_fs *fs = fs_of(req);
+	struct fuse_entry_param e;
+	struct sfs_stat st;
+	bool mark = r == 0 && made && !ch->in_store;
+
+	if (mark) {
+		sfs_creds_leave(&ch->creds);
+		if (sfs_stat_at(ch->dir.fd, name, &st) == 0)
+			sfs_guard_mark_owned(fs->guard, -1, ch->dir.fd, name, &st, true);
+	}
 	if (r == 0)
-		r = lookup_at(fs_of(req), node_of(req, parent), ch->dir.fd, name, ch->path, &e);
+		r = lookup_at(fs, node_of(req, parent), ch->dir.fd, name, ch->path, NULL, &e, NULL);
+	if (r == 0 && mark)
+		sfs_node_set_owned(fs->table, node_of(req, e.ino), true);
 	if (r < 0)
 		fuse_reply_err(req, -r);
 	else
@@ -819,31 +976,39 @@ static void sfs_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
 	SFS_TIME_REQUEST(&fs_of(req)->stats, MKNOD);
 	struct sfs_caller c = caller_of(req);
 	cleanup_change struct change ch = {0};
+	struct sfs_subject who = subject_new();
 
 	change_lock(req, &ch, false);
-	int r = change_locate(req, parent, name, &ch);
+	int r = change_locate(req, parent, name, false, &ch);
 	/* Device nodes are never created, whatever the policy says. */
 	if (r == 0 && !S_ISREG(mode) && !S_ISFIFO(mode) && !S_ISSOCK(mode))
 		r = sfs_guard_deny_builtin(fs_of(req)->guard, &c, ch.path, "mknod",
 					   "device nodes are never created through the mount");
 	if (r == 0)
-		r = sfs_guard_check(fs_of(req)->guard, &c, ch.path, SFS_OP_MKNOD, "mknod", NULL);
+		r = refuse_private_root(req, &ch, "mknod");
+	/* A regular file is a create; FIFOs and sockets need a writable
+	 * name (a host tool reading one would hang). */
+	if (r == 0)
+		r = sfs_guard_check(fs_of(req)->guard, &c, ch.path,
+				    S_ISREG(mode) ? SFS_OP_CREATE : SFS_OP_MKNOD, "mknod", NULL,
+				    &who);
 	if (r == 0)
 		r = sfs_creds_enter(req, &ch.creds);
 	if (r == 0 && mknodat(ch.dir.fd, name, new_mode(req, ch.dir.fd, mode), rdev) < 0)
 		r = -errno;
-	reply_new_entry(req, parent, &ch, name, r);
+	reply_new_entry(req, parent, &ch, name, r, true);
 }
 
 static void sfs_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode)
 {
 	SFS_TIME_REQUEST(&fs_of(req)->stats, MKDIR);
 	cleanup_change struct change ch = {0};
-	int r = change_begin(req, parent, name, SFS_OP_MKDIR, "mkdir", &ch);
+	struct sfs_subject who = subject_new();
+	int r = change_begin(req, parent, name, SFS_OP_MKDIR, "mkdir", true, &who, &ch);
 
 	if (r == 0 && mkdirat(ch.dir.fd, name, new_mode(req, ch.dir.fd, mode)) < 0)
 		r = -errno;
-	reply_new_entry(req, parent, &ch, name, r);
+	reply_new_entry(req, parent, &ch, name, r, true);
 }
 
 static void sfs_symlink(fuse_req_t req, const char *target, fuse_ino_t parent, const char *name)
@@ -853,14 +1018,16 @@ static void sfs_symlink(fuse_req_t req, const char *target, fuse_ino_t parent, c
 	cleanup_change struct change ch = {0};
 
 	change_lock(req, &ch, false);
-	int r = change_locate(req, parent, name, &ch);
+	int r = change_locate(req, parent, name, false, &ch);
+	if (r == 0)
+		r = refuse_private_root(req, &ch, "symlink");
 	if (r == 0)
 		r = sfs_guard_symlink(fs_of(req)->guard, &c, ch.path, target);
 	if (r == 0)
 		r = sfs_creds_enter(req, &ch.creds);
 	if (r == 0 && symlinkat(target, ch.dir.fd, name) < 0)
 		r = -errno;
-	reply_new_entry(req, parent, &ch, name, r);
+	reply_new_entry(req, parent, &ch, name, r, true);
 }
 
 static void sfs_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char *newname)
@@ -872,16 +1039,22 @@ static void sfs_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const
 	cleanup_location struct sfs_location src = {0};
 	struct sfs_stat st;
 	struct sfs_caller c = caller_of(req);
+	struct sfs_subject who = SFS_SUBJECT_NODE(n);
+	struct sfs_node_info info;
 
+	sfs_node_info(fs->table, n, &info);
 	change_lock(req, &ch, false);
 	/* A second name for a protected inode would make it writable. */
 	int r = check_node(req, n, SFS_OP_LINK_SOURCE, "link");
 	if (r == 0)
-		r = change_locate(req, newparent, newname, &ch);
+		r = change_locate(req, newparent, newname, false, &ch);
+	/* The store and SOURCE are two trees. */
+	if (r == 0 && ch.in_store != info.in_store)
+		r = -EXDEV;
 	if (r == 0)
-		r = sfs_guard_check(fs->guard, &c, ch.path, SFS_OP_LINK_TARGET, "link", NULL);
-	struct sfs_node_info info;
-	sfs_node_info(fs->table, n, &info);
+		r = refuse_private_root(req, &ch, "link");
+	if (r == 0)
+		r = sfs_guard_check(fs->guard, &c, ch.path, SFS_OP_LINK_TARGET, "link", NULL, &who);
 	if (r == 0 && info.type == S_IFLNK)
 		r = sfs_guard_symlink_name(fs->guard, &c, ch.path, "link");
 	if (r == 0)
@@ -890,7 +1063,7 @@ static void sfs_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const
 		r = locate_verified(fs, n, &src, &st);
 	if (r == 0 && linkat(src.dir.fd, src.name, ch.dir.fd, newname, 0) < 0)
 		r = -errno;
-	reply_new_entry(req, newparent, &ch, newname, r);
+	reply_new_entry(req, newparent, &ch, newname, r, false);
 }
 
 /* Before NAME (described by ST) goes from DIRFD: if the kernel knows the
@@ -958,23 +1131,35 @@ static void keep_after_removal(struct sfs_fs *fs, struct sfs_node *node, int fd)
 	sfs_node_unpin(fs->table, node);
 }
 
+/* ST's inode lost a name through the mount: with its last one, its
+ * ownership record goes. */
+static void name_removed(struct sfs_fs *fs, bool in_store, const struct sfs_stat *st)
+{
+	if (!in_store && (S_ISDIR(st->st.st_mode) || st->st.st_nlink <= 1))
+		sfs_guard_forget_owned(fs->guard, st);
+}
+
 static void remove_name(fuse_req_t req, fuse_ino_t parent, const char *name, bool is_dir)
 {
 	struct sfs_fs *fs = fs_of(req);
 	cleanup_change struct change ch = {0};
 	struct sfs_stat st;
+	struct sfs_subject who = SFS_SUBJECT_AT(-1, NULL, NULL);
 	int r = change_begin(req, parent, name, is_dir ? SFS_OP_RMDIR : SFS_OP_UNLINK,
-			     is_dir ? "rmdir" : "unlink", &ch);
+			     is_dir ? "rmdir" : "unlink", false, &who, &ch);
 
 	if (r == 0) {
 		struct sfs_node *gone = NULL;
 		bool known = sfs_stat_at(ch.dir.fd, name, &st) == 0;
 		int kept = known ? keep_before_removal(fs, ch.dir.fd, name, &st, &gone) : -1;
-		if (unlinkat(ch.dir.fd, name, is_dir ? AT_REMOVEDIR : 0) < 0)
+		if (unlinkat(ch.dir.fd, name, is_dir ? AT_REMOVEDIR : 0) < 0) {
 			r = -errno;
-		else
+		} else {
 			sfs_table_note_unlink(fs->table, node_of(req, parent), name,
 					      known ? &st : NULL);
+			if (known)
+				name_removed(fs, ch.in_store, &st);
+		}
 		keep_after_removal(fs, gone, r == 0 ? kept : (sfs_close_keep_errno(kept), -1));
 	}
 	fuse_reply_err(req, -r);
@@ -990,6 +1175,17 @@ static void sfs_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
 	SFS_TIME_REQUEST(&fs_of(req)->stats, RMDIR);
 	remove_name(req, parent, name, true);
+}
+
+/* The file ST describes, moved to NAME in DIRFD, is the agent's own now. */
+static void mark_moved(struct sfs_fs *fs, int dirfd, const char *name, const struct sfs_stat *st)
+{
+	sfs_guard_mark_owned(fs->guard, -1, dirfd, name, st, false);
+	struct sfs_node *n = sfs_table_find(fs->table, st);
+	if (n) {
+		sfs_node_set_owned(fs->table, n, true);
+		sfs_node_unpin(fs->table, n);
+	}
 }
 
 static void sfs_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent,
@@ -1013,15 +1209,23 @@ static void sfs_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse
 	 * judged a path this rename is about to alter. */
 	change_lock(req, &to, true);
 	if (r == 0)
-		r = change_locate(req, parent, name, &from);
+		r = change_locate(req, parent, name, false, &from);
 	if (r == 0)
-		r = change_locate(req, newparent, newname, &to);
+		r = change_locate(req, newparent, newname, true, &to);
+	unsigned after = 0;
 	if (r == 0) {
 		old_known = sfs_stat_at(from.dir.fd, name, &old_st) == 0;
 		new_known = sfs_stat_at(to.dir.fd, newname, &new_st) == 0;
-		mode_t old_type = old_known ? old_st.st.st_mode & S_IFMT : 0;
-		mode_t new_type = new_known ? new_st.st.st_mode & S_IFMT : 0;
-		r = sfs_guard_rename(fs->guard, &c, from.path, old_type, to.path, new_type, flags);
+		struct sfs_subject old =
+			SFS_SUBJECT_AT(from.dir.fd, name, old_known ? &old_st : NULL);
+		struct sfs_subject new =
+			SFS_SUBJECT_AT(to.dir.fd, newname, new_known ? &new_st : NULL);
+		r = sfs_guard_rename(fs->guard, &c, from.path, &old, to.path, &new, flags, &after);
+		/* Only a directory may land at a private directory's name. */
+		if (r == 0 && old_known && !S_ISDIR(old_st.st.st_mode))
+			r = refuse_private_root(req, &to, "rename");
+		if (r == 0 && exchange && new_known && !S_ISDIR(new_st.st.st_mode))
+			r = refuse_private_root(req, &from, "rename");
 	}
 	if (r == 0)
 		r = sfs_creds_enter(req, &to.creds);
@@ -1031,10 +1235,26 @@ static void sfs_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse
 			   : -1;
 	if (r == 0)
 		r = sfs_rename_at(from.dir.fd, name, to.dir.fd, newname, flags);
-	if (r == 0)
+	if (r == 0 && (after & SFS_INTO_STORE)) {
+		/* What the kernel knows of it was in SOURCE: it looks again
+		 * (ESTALE) and finds it in the store. */
+		sfs_table_note_unlink(fs->table, node_of(req, newparent), newname,
+				      new_known ? &new_st : NULL);
+		sfs_table_note_moved_away(fs->table, node_of(req, parent), name,
+					  old_known ? &old_st : NULL);
+		name_removed(fs, false, &old_st);
+	} else if (r == 0) {
 		sfs_table_note_rename(fs->table, node_of(req, parent), name,
 				      old_known ? &old_st : NULL, node_of(req, newparent), newname,
 				      new_known ? &new_st : NULL, exchange);
+		if (new_known && !exchange)
+			name_removed(fs, to.in_store, &new_st);
+		sfs_creds_leave(&to.creds);
+		if (after & SFS_MARK_OLD)
+			mark_moved(fs, to.dir.fd, newname, &old_st);
+		if (after & SFS_MARK_NEW)
+			mark_moved(fs, from.dir.fd, name, &new_st);
+	}
 	keep_after_removal(fs, replaced, r == 0 ? kept : (sfs_close_keep_errno(kept), -1));
 	fuse_reply_err(req, -r);
 }
@@ -1114,23 +1334,37 @@ static void sfs_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode
 	struct sfs_fs *fs = fs_of(req);
 	cleanup_change struct change ch = {0};
 	struct fuse_entry_param e;
+	struct sfs_subject who = subject_new();
+	struct sfs_stat st;
 	int fd = -1;
-	int r = change_begin(req, parent, name, SFS_OP_CREATE, "create", &ch);
+	int r = change_begin(req, parent, name, SFS_OP_CREATE, "create", false, &who, &ch);
 
+	if (r == 0)
+		r = refuse_private_root(req, &ch, "create");
 	if (r == 0) {
-		fd = openat(ch.dir.fd, name,
-			    host_open_flags(fi->flags) | O_CREAT | (fi->flags & O_EXCL),
+		/* Where only ownership lets the agent in, the name must really
+		 * be new: a file the host made there meanwhile is not opened. */
+		int excl = (fi->flags & O_EXCL) || !sfs_guard_writable(fs->guard, ch.path) ? O_EXCL
+											   : 0;
+		fd = openat(ch.dir.fd, name, host_open_flags(fi->flags) | O_CREAT | excl,
 			    new_mode(req, ch.dir.fd, mode));
 		if (fd < 0)
 			r = -errno;
 	}
+	if (r == 0 && !ch.in_store) {
+		sfs_creds_leave(&ch.creds);
+		if (sfs_stat_fd(fd, &st) == 0)
+			sfs_guard_mark_owned(fs->guard, fd, ch.dir.fd, name, &st, true);
+	}
 	if (r == 0)
-		r = lookup_at(fs, node_of(req, parent), ch.dir.fd, name, ch.path, &e);
+		r = lookup_at(fs, node_of(req, parent), ch.dir.fd, name, ch.path, NULL, &e, NULL);
 	if (r < 0) {
 		sfs_close_keep_errno(fd);
 		fuse_reply_err(req, -r);
 		return;
 	}
+	if (!ch.in_store)
+		sfs_node_set_owned(fs->table, node_of(req, e.ino), true);
 	/* Once it opens without asking, the kernel never releases what it
 	 * opened, created files included: no handle must be left to leak. */
 	fi->fh = 0;
@@ -1329,12 +1563,93 @@ static bool entry_path(char *path, size_t dirlen, const char *name)
 	return true;
 }
 
+/* One entry into a readdir reply at *P (*REM bytes left): its size, which
+ * is more than *REM when it did not fit (then nothing was added). */
+static size_t add_entry(fuse_req_t req, char *p, size_t rem, const char *name,
+			const struct fuse_entry_param *e, off_t next, bool plus)
+{
+	if (plus)
+		return fuse_add_direntry_plus(req, p, rem, name, e, next);
+	return fuse_add_direntry(req, p, rem, name, &e->attr, next);
+}
+
+/*
+ * The private directories of PARENT (a directory in SOURCE whose path is
+ * the first DIRLEN bytes of PATH) that exist in the store, added to the
+ * reply at *P, all with the offset NEXT: they come with the last entry of
+ * SOURCE's listing, so a listing resumed at NEXT has them all. -ENOSPC,
+ * with nothing added, when they do not all fit.
+ */
+static int add_private_entries(fuse_req_t req, struct sfs_node *parent, char *path, size_t dirlen,
+			       char **p, size_t *rem, off_t next, bool plus)
+{
+	struct sfs_fs *fs = fs_of(req);
+	cleanup_anchor struct sfs_anchor mirror = {0};
+	int r = open_mirror(fs, parent, false, &mirror);
+
+	if (r < 0)
+		return r == -ENOENT ? 0 : r;
+	int fd = openat(mirror.fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *dp = fd >= 0 ? fdopendir(fd) : NULL;
+	if (!dp) {
+		sfs_close_keep_errno(fd);
+		return -errno;
+	}
+	char *start = *p;
+	size_t start_rem = *rem, nadded = 0;
+	uint64_t added[32];
+	struct dirent *de;
+	r = 0;
+	while (r == 0 && (de = readdir(dp))) {
+		const char *name = de->d_name;
+		struct fuse_entry_param e = {0};
+		struct view v;
+		if (is_dot_or_dotdot(name) || !entry_path(path, dirlen, name))
+			continue;
+		v = view_of(fs, path);
+		if (v.err || !v.private) /* the way to a deeper private directory */
+			continue;
+		if (plus) {
+			if (nadded == SFS_ARRAY_SIZE(added)) {
+				r = -ENOSPC;
+				break;
+			}
+			if (lookup_at(fs, parent, dirfd(dp), name, path, &v, &e, NULL) < 0)
+				continue;
+			added[nadded++] = e.ino;
+		} else {
+			struct sfs_stat st;
+			if (sfs_stat_at(dirfd(dp), name, &st) < 0 || !S_ISDIR(st.st.st_mode))
+				continue;
+			e.attr.st_ino = st.st.st_ino;
+			e.attr.st_mode = S_IFDIR;
+		}
+		size_t entsize = add_entry(req, *p, *rem, name, &e, next, plus);
+		if (entsize > *rem) {
+			r = -ENOSPC;
+			break;
+		}
+		*p += entsize;
+		*rem -= entsize;
+	}
+	closedir(dp);
+	path[dirlen] = '\0';
+	if (r < 0) {
+		for (size_t i = 0; i < nadded; i++)
+			sfs_table_forget(fs->table, node_of(req, added[i]), 1);
+		*p = start;
+		*rem = start_rem;
+	}
+	return r;
+}
+
 static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t offset,
 		       struct fuse_file_info *fi, bool plus)
 {
 	struct sfs_fs *fs = fs_of(req);
 	struct sfs_dir_handle *d = dir_handle(fi);
 	struct sfs_node *parent = node_of(req, ino);
+	struct sfs_node_info pinfo;
 	/* Without opendir, each call has a stream of its own; the offsets
 	 * are the host's telldir cookies, valid across streams. */
 	bool own_stream = !d;
@@ -1356,71 +1671,83 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t offset
 		fuse_reply_err(req, err);
 		return;
 	}
-	if (offset != d->offset) {
+	sfs_node_info(fs->table, parent, &pinfo);
+	if (offset != 0)
 		seekdir(d->dp, offset);
-		d->entry = NULL;
-		d->offset = offset;
-	}
+	else if (!own_stream)
+		rewinddir(d->dp);
+	/* The last entry added, to take back if the private directories
+	 * that must come with it do not fit after it. */
+	char *last_p = NULL;
+	size_t last_rem = 0;
+	uint64_t last_ino = 0;
+	bool advanced = false, at_end = false;
+	off_t last_off = offset;
 	for (;;) {
-		if (!d->entry) {
-			errno = 0;
-			d->entry = readdir(d->dp);
-			if (!d->entry) {
-				err = errno;
-				break;
-			}
-		}
-		const char *name = d->entry->d_name;
-		off_t next = d->entry->d_off;
-		size_t entsize;
-		if (!is_dot_or_dotdot(name) && !entry_path(path, dirlen, name)) {
-			err = ENAMETOOLONG;
+		errno = 0;
+		struct dirent *de = readdir(d->dp);
+		if (!de) {
+			err = errno;
+			at_end = !err;
 			break;
 		}
-		if (plus) {
-			struct fuse_entry_param e = {0};
-			if (is_dot_or_dotdot(name)) {
-				e.attr.st_ino = d->entry->d_ino;
-				e.attr.st_mode = (mode_t)d->entry->d_type << 12;
-			} else {
-				int r = lookup_at(fs, parent, dirfd(d->dp), name, path, &e);
-				if (r == -ENOENT) {
-					/* Hidden, or removed on the host since. */
-					d->entry = NULL;
-					d->offset = next;
-					continue;
-				}
-				if (r < 0) {
-					err = -r;
-					break;
-				}
-			}
-			entsize = fuse_add_direntry_plus(req, p, rem, name, &e, next);
-			if (entsize > rem) {
-				if (e.ino)
-					sfs_table_forget(fs->table, node_of(req, e.ino), 1);
+		const char *name = de->d_name;
+		off_t next = de->d_off;
+		struct fuse_entry_param e = {0};
+		if (is_dot_or_dotdot(name)) {
+			e.attr.st_ino = de->d_ino;
+			e.attr.st_mode = (mode_t)de->d_type << 12;
+		} else {
+			struct view v;
+			if (!entry_path(path, dirlen, name)) {
+				err = ENAMETOOLONG;
 				break;
 			}
-		} else {
-			struct stat st = {
-				.st_ino = d->entry->d_ino,
-				.st_mode = (mode_t)d->entry->d_type << 12,
-			};
-			int overlay_fd;
-			if (!is_dot_or_dotdot(name) &&
-			    sfs_guard_visible(fs->guard, path, &overlay_fd) < 0) {
-				d->entry = NULL;
-				d->offset = next;
+			v = view_of(fs, path);
+			/* Hidden, or SOURCE's copy of a private directory,
+			 * which is served from the store instead. */
+			int r = v.err ? v.err : v.private && !pinfo.in_store ? -ENOENT : 0;
+			if (r == 0 && plus)
+				r = lookup_at(fs, parent, dirfd(d->dp), name, path, &v, &e, NULL);
+			if (r == -ENOENT) {
+				/* ... or removed on the host since. */
+				advanced = true;
+				last_off = next;
 				continue;
 			}
-			entsize = fuse_add_direntry(req, p, rem, name, &st, next);
-			if (entsize > rem)
+			if (r < 0) {
+				err = -r;
 				break;
+			}
+			if (!plus) {
+				e.attr.st_ino = de->d_ino;
+				e.attr.st_mode = (mode_t)de->d_type << 12;
+			}
 		}
+		size_t entsize = add_entry(req, p, rem, name, &e, next, plus);
+		if (entsize > rem) {
+			if (e.ino)
+				sfs_table_forget(fs->table, node_of(req, e.ino), 1);
+			break;
+		}
+		last_p = p;
+		last_rem = rem;
+		last_ino = e.ino;
 		p += entsize;
 		rem -= entsize;
-		d->entry = NULL;
-		d->offset = next;
+		advanced = true;
+		last_off = next;
+	}
+	path[dirlen] = '\0';
+	/* Resumed at the very end (nothing read), they came already. */
+	if (at_end && advanced && !pinfo.in_store &&
+	    add_private_entries(req, parent, path, dirlen, &p, &rem, last_off, plus) == -ENOSPC &&
+	    last_p) {
+		/* The last entry goes to the next call, with them. */
+		if (last_ino)
+			sfs_table_forget(fs->table, node_of(req, last_ino), 1);
+		p = last_p;
+		rem = last_rem;
 	}
 	if (own_stream)
 		dir_handle_close(d);
@@ -1591,7 +1918,8 @@ static void sfs_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_
 	cleanup_location struct sfs_location loc = {0};
 	cleanup_free char *value = size ? malloc(size) : NULL;
 
-	if (xattrs_hidden(fs, n)) {
+	/* The ownership mark is the daemon's, never the agent's to see. */
+	if (xattrs_hidden(fs, n) || sfs_owner_is_mark(name)) {
 		fuse_reply_err(req, ENODATA);
 		return;
 	}
@@ -1608,16 +1936,17 @@ static void sfs_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_
 	reply_xattr_bytes(req, size, value, r);
 }
 
-/* Drops the trusted.* names from LIST: a caller without CAP_SYS_ADMIN does
- * not see them natively, and the daemon's own capability must not show
- * them (fsuid switching keeps CAP_SYS_ADMIN). */
-static ssize_t drop_trusted(char *list, ssize_t len)
+/* Drops from LIST what the caller must not see: the ownership mark, and,
+ * for a caller without CAP_SYS_ADMIN (TRUSTED false), the trusted.*
+ * names, which it does not see natively either and which the daemon's
+ * own capability must not show (fsuid switching keeps CAP_SYS_ADMIN). */
+static ssize_t drop_unseen(char *list, ssize_t len, bool trusted)
 {
 	char *out = list;
 
 	for (char *p = list; p < list + len;) {
 		size_t l = strlen(p) + 1;
-		if (strncmp(p, "trusted.", 8) != 0) {
+		if ((trusted || strncmp(p, "trusted.", 8) != 0) && !sfs_owner_is_mark(p)) {
 			memmove(out, p, l);
 			out += l;
 		}
@@ -1665,9 +1994,25 @@ static void sfs_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 		if (r != -ERANGE)
 			break;
 	}
-	if (r > 0 && fuse_req_ctx(req)->uid != 0)
-		r = drop_trusted(list, r);
+	if (r > 0)
+		r = drop_unseen(list, r, fuse_req_ctx(req)->uid == 0);
 	reply_xattr_bytes(req, size, list, r);
+}
+
+/* Nobody sets or removes the ownership mark through the mount: that would
+ * make a host file the agent's. */
+static int refuse_mark(fuse_req_t req, struct sfs_node *n, const char *name, const char *opname)
+{
+	struct sfs_caller c = caller_of(req);
+	char path[SFS_PATH_MAX];
+
+	if (!sfs_owner_is_mark(name))
+		return 0;
+	int r = sfs_guard_path(fs_of(req)->guard, n, NULL, path, sizeof(path));
+	return r < 0 ? r
+		     : sfs_guard_deny_builtin(fs_of(req)->guard, &c, path, opname,
+					      "the ownership mark is never set or removed through "
+					      "the mount");
 }
 
 static void sfs_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const char *value,
@@ -1679,8 +2024,10 @@ static void sfs_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const
 	cleanup_location struct sfs_location loc = {0};
 	cleanup_creds struct sfs_creds creds = {0};
 	int orphan_fd = -1;
-	int r = check_node(req, n, SFS_OP_XATTR, "setxattr");
+	int r = refuse_mark(req, n, name, "setxattr");
 
+	if (r == 0)
+		r = check_node(req, n, SFS_OP_XATTR, "setxattr");
 	if (r == 0)
 		r = xattr_target(fs, n, &loc, &orphan_fd);
 	if (r == 0)
@@ -1700,8 +2047,10 @@ static void sfs_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 	cleanup_location struct sfs_location loc = {0};
 	cleanup_creds struct sfs_creds creds = {0};
 	int orphan_fd = -1;
-	int r = check_node(req, n, SFS_OP_XATTR, "removexattr");
+	int r = refuse_mark(req, n, name, "removexattr");
 
+	if (r == 0)
+		r = check_node(req, n, SFS_OP_XATTR, "removexattr");
 	if (r == 0)
 		r = xattr_target(fs, n, &loc, &orphan_fd);
 	if (r == 0)

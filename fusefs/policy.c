@@ -5,9 +5,10 @@
  *
  * Fast path of a decision: canonicalise the path into a stack buffer (pure
  * ASCII names are only lower-cased), look for a ".git" component, run one
- * combined regex of every hidden, protected and overlay glob over the
- * canonical path, and, when it does not match, the write regex over the
- * real path. The per-class regexes run only when the combined one matched.
+ * combined regex of every private, hidden, protected and overlay glob over
+ * the canonical path, and, when it does not match, the write regex over
+ * the real path. The per-class regexes run only when the combined one
+ * matched.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -38,7 +39,11 @@ struct sfs_policy {
 	size_t nsources;
 	bool compiled;
 
-	struct classset write, protect, hide, overlay, strict;
+	bool ownership;
+
+	/* protect is split by tier: tiers 1 and 2 do not apply in a
+	 * generated tree (gen, a subset of the write rules). */
+	struct classset write, gen, private, protect0, protect12, hide, overlay, strict;
 	struct imm *imm;
 	size_t nimm;
 };
@@ -103,6 +108,27 @@ static const struct sfs_rule rule_sym_backslash = {
 	       "directory separator",
 };
 
+static const struct sfs_rule rule_owned = {
+	.cls = SFS_CLASS_OWNED,
+	.file = "(built-in)",
+	.key = "owned",
+	.index = 0,
+	.pattern = "",
+	.why = "created through the mount by the agent (or being created now), so the agent "
+	       "may change, rename and remove it (a rule file with \"owned\": false turns "
+	       "this off)",
+};
+
+static const struct sfs_rule rule_sym_through = {
+	.cls = SFS_CLASS_PROTECTED,
+	.file = "(built-in)",
+	.key = "symlink",
+	.index = 3,
+	.pattern = "",
+	.why = "the target passes through an existing symlink, whose own target was never "
+	       "checked against the policy",
+};
+
 static const char why_default[] = "no write rule matches: read-only by default";
 
 /* ---- names -------------------------------------------------------------- */
@@ -122,6 +148,10 @@ const char *sfs_class_name(enum sfs_class c)
 		return "hidden";
 	case SFS_CLASS_IMMUTABLE:
 		return "immutable";
+	case SFS_CLASS_OWNED:
+		return "owned";
+	case SFS_CLASS_PRIVATE:
+		return "private";
 	}
 	return "unknown";
 }
@@ -131,18 +161,22 @@ int sfs_class_rank(enum sfs_class c)
 	switch (c) {
 	case SFS_CLASS_READONLY:
 		return 0;
-	case SFS_CLASS_WRITABLE:
+	case SFS_CLASS_OWNED:
 		return 1;
-	case SFS_CLASS_OVERLAY:
+	case SFS_CLASS_WRITABLE:
 		return 2;
-	case SFS_CLASS_PROTECTED:
+	case SFS_CLASS_OVERLAY:
 		return 3;
-	case SFS_CLASS_HIDDEN:
+	case SFS_CLASS_PROTECTED:
 		return 4;
-	case SFS_CLASS_IMMUTABLE:
+	case SFS_CLASS_HIDDEN:
 		return 5;
+	case SFS_CLASS_PRIVATE:
+		return 6;
+	case SFS_CLASS_IMMUTABLE:
+		return 7;
 	}
-	return 5;
+	return 7;
 }
 
 const char *sfs_op_name(enum sfs_op op)
@@ -175,7 +209,21 @@ const char *sfs_op_name(enum sfs_op op)
 
 struct sfs_policy *sfs_policy_new(void)
 {
-	return calloc(1, sizeof(struct sfs_policy));
+	struct sfs_policy *p = calloc(1, sizeof(struct sfs_policy));
+
+	if (p)
+		p->ownership = true;
+	return p;
+}
+
+void sfs_policy_set_ownership(struct sfs_policy *p, bool on)
+{
+	p->ownership = on;
+}
+
+bool sfs_policy_ownership(const struct sfs_policy *p)
+{
+	return p->ownership;
 }
 
 static void rule_free_strings(struct sfs_rule *r)
@@ -218,7 +266,10 @@ void sfs_policy_free(struct sfs_policy *p)
 	}
 	free(p->imm);
 	classset_free(&p->write);
-	classset_free(&p->protect);
+	classset_free(&p->gen);
+	classset_free(&p->private);
+	classset_free(&p->protect0);
+	classset_free(&p->protect12);
 	classset_free(&p->hide);
 	classset_free(&p->overlay);
 	classset_free(&p->strict);
@@ -262,6 +313,7 @@ int sfs_policy_add_rule(struct sfs_policy *p, const struct sfs_rule *r, char **r
 	case SFS_CLASS_WRITABLE:
 	case SFS_CLASS_PROTECTED:
 	case SFS_CLASS_HIDDEN:
+	case SFS_CLASS_PRIVATE:
 		break;
 	case SFS_CLASS_OVERLAY:
 		if (!r->overlay_file)
@@ -355,13 +407,55 @@ static int rule_cmp(const void *a, const void *b)
 	return (x->index > y->index) - (x->index < y->index);
 }
 
+/* Which active rules go into a class set. */
+static bool is_write(const struct sfs_rule *r)
+{
+	return r->cls == SFS_CLASS_WRITABLE;
+}
+
+static bool is_generated(const struct sfs_rule *r)
+{
+	return r->cls == SFS_CLASS_WRITABLE && r->generated;
+}
+
+static bool is_private(const struct sfs_rule *r)
+{
+	return r->cls == SFS_CLASS_PRIVATE;
+}
+
+static bool is_protect0(const struct sfs_rule *r)
+{
+	return r->cls == SFS_CLASS_PROTECTED && r->tier == 0;
+}
+
+static bool is_protect12(const struct sfs_rule *r)
+{
+	return r->cls == SFS_CLASS_PROTECTED && r->tier != 0;
+}
+
+static bool is_hide(const struct sfs_rule *r)
+{
+	return r->cls == SFS_CLASS_HIDDEN;
+}
+
+static bool is_overlay(const struct sfs_rule *r)
+{
+	return r->cls == SFS_CLASS_OVERLAY;
+}
+
+static bool is_strict(const struct sfs_rule *r)
+{
+	return r->cls == SFS_CLASS_PRIVATE || r->cls == SFS_CLASS_PROTECTED ||
+	       r->cls == SFS_CLASS_HIDDEN || r->cls == SFS_CLASS_OVERLAY;
+}
+
 /*
- * Builds the set of the active rules whose class is in CLASSES (bitmask of
- * 1 << class). Overlay paths are anchored with a leading '/' so that they
- * keep meaning one exact path inside the mixed "strict" set.
+ * Builds the set of the active rules WANT selects. Overlay paths are
+ * anchored with a leading '/' so that they keep meaning one exact path
+ * inside the mixed "strict" set.
  */
-static int build_classset(struct sfs_policy *p, struct classset *cs, unsigned classes,
-			  unsigned flags, char **errmsg)
+static int build_classset(struct sfs_policy *p, struct classset *cs,
+			  bool (*want)(const struct sfs_rule *), unsigned flags, char **errmsg)
 {
 	const char **globs = NULL;
 	char **owned = NULL;
@@ -380,7 +474,7 @@ static int build_classset(struct sfs_policy *p, struct classset *cs, unsigned cl
 	for (size_t i = 0; i < p->nrules; i++) {
 		const struct sfs_rule *ru = p->rules[i];
 
-		if (ru->released_by || !(classes & (1u << ru->cls)))
+		if (ru->released_by || !want(ru))
 			continue;
 		cs->map[n++] = ru;
 	}
@@ -420,26 +514,28 @@ static int build_classset(struct sfs_policy *p, struct classset *cs, unsigned cl
 
 int sfs_policy_compile(struct sfs_policy *p, char **errmsg)
 {
+	const unsigned canon = SFS_GLOB_CANONICAL;
 	int r;
 
 	if (errmsg)
 		*errmsg = NULL;
 	if (p->compiled)
 		return 0;
-	r = build_classset(p, &p->write, 1u << SFS_CLASS_WRITABLE, 0, errmsg);
+	r = build_classset(p, &p->write, is_write, 0, errmsg);
 	if (!r)
-		r = build_classset(p, &p->protect, 1u << SFS_CLASS_PROTECTED, SFS_GLOB_CANONICAL,
-				   errmsg);
+		r = build_classset(p, &p->gen, is_generated, 0, errmsg);
 	if (!r)
-		r = build_classset(p, &p->hide, 1u << SFS_CLASS_HIDDEN, SFS_GLOB_CANONICAL, errmsg);
+		r = build_classset(p, &p->private, is_private, canon, errmsg);
 	if (!r)
-		r = build_classset(p, &p->overlay, 1u << SFS_CLASS_OVERLAY,
-				   SFS_GLOB_CANONICAL | SFS_GLOB_EXACT, errmsg);
+		r = build_classset(p, &p->protect0, is_protect0, canon, errmsg);
 	if (!r)
-		r = build_classset(p, &p->strict,
-				   1u << SFS_CLASS_PROTECTED | 1u << SFS_CLASS_HIDDEN |
-					   1u << SFS_CLASS_OVERLAY,
-				   SFS_GLOB_CANONICAL, errmsg);
+		r = build_classset(p, &p->protect12, is_protect12, canon, errmsg);
+	if (!r)
+		r = build_classset(p, &p->hide, is_hide, canon, errmsg);
+	if (!r)
+		r = build_classset(p, &p->overlay, is_overlay, canon | SFS_GLOB_EXACT, errmsg);
+	if (!r)
+		r = build_classset(p, &p->strict, is_strict, canon, errmsg);
 	if (r < 0)
 		return r;
 	p->compiled = true;
@@ -542,33 +638,84 @@ static int class_match(const struct classset *cs, const char *s, size_t len, siz
 	return 1;
 }
 
+/* The immutable rule for the canonical path CANON[0..LEN), or NULL. */
+static const struct sfs_rule *immutable_rule(const struct sfs_policy *p, const char *canon,
+					     size_t len)
+{
+	if (has_git_component(canon, len))
+		return &rule_git;
+	for (size_t i = 0; i < p->nimm; i++) {
+		const struct imm *m = &p->imm[i];
+
+		if (len >= m->len && memcmp(canon, m->canon, m->len) == 0 &&
+		    (len == m->len || canon[m->len] == '/'))
+			return &m->rule;
+	}
+	return NULL;
+}
+
+/*
+ * Whether a tier 1 or 2 protection whose name ends at PROT_END in the
+ * canonical path is waived because REAL lies in a generated tree rooted at
+ * or above that name (build/CMakeFiles/x.cmake, not .mvn/target/x): 1 yes,
+ * 0 no, negative errno when it cannot be told.
+ */
+static int generated_waives(const struct sfs_policy *p, const char *real, size_t rlen,
+			    size_t prot_end)
+{
+	const struct sfs_rule *ru;
+	size_t gen_end = 0;
+	int r = class_match(&p->gen, real, rlen, &gen_end, &ru);
+
+	if (r <= 0)
+		return r;
+	/* Compared on the canonical form of the tree's root, which is a
+	 * prefix of the canonical path. */
+	size_t cap = SFS_CANON_CAP(gen_end);
+	char *buf = malloc(cap);
+	if (!buf)
+		return -ENOMEM;
+	ssize_t n = sfs_canon_path(real, gen_end, buf, cap);
+	free(buf);
+	if (n < 0)
+		return (int)n;
+	return (size_t)n <= prot_end;
+}
+
 /* Classifies with the canonical path CANON already computed. */
 static void classify(const struct sfs_policy *p, const char *real, size_t rlen, const char *canon,
 		     size_t clen, struct sfs_decision *out)
 {
-	const struct sfs_rule *ru = NULL, *below = NULL;
+	const struct sfs_rule *ru = NULL, *below = NULL, *imm;
 	size_t end = 0;
+	bool waived = false;
 	int r;
 
 	if (clen == 0) {
 		set_rule(out, SFS_CLASS_READONLY, &rule_root);
 		return;
 	}
-	if (has_git_component(canon, clen)) {
-		set_rule(out, SFS_CLASS_IMMUTABLE, &rule_git);
-		return;
-	}
-	for (size_t i = 0; i < p->nimm; i++) {
-		const struct imm *m = &p->imm[i];
-
-		if (clen >= m->len && memcmp(canon, m->canon, m->len) == 0 &&
-		    (clen == m->len || canon[m->len] == '/')) {
-			set_rule(out, SFS_CLASS_IMMUTABLE, &m->rule);
+	int strict = sfs_globset_match(p->strict.gs, canon, clen, NULL);
+	if (strict < 0 && strict != -ENOENT)
+		goto fail;
+	strict = strict >= 0;
+	if (strict) {
+		/* Private from its outermost private directory down, unless
+		 * that directory is itself immutable (.git/node_modules). */
+		r = class_match(&p->private, canon, clen, &end, &ru);
+		if (r < 0)
+			goto fail;
+		if (r > 0 && !immutable_rule(p, canon, end)) {
+			set_rule(out, SFS_CLASS_PRIVATE, ru);
 			return;
 		}
 	}
-	r = sfs_globset_match(p->strict.gs, canon, clen, NULL);
-	if (r >= 0) {
+	imm = immutable_rule(p, canon, clen);
+	if (imm) {
+		set_rule(out, SFS_CLASS_IMMUTABLE, imm);
+		return;
+	}
+	if (strict) {
 		r = class_match(&p->overlay, canon, clen, &end, &ru);
 		if (r < 0)
 			goto fail;
@@ -586,12 +733,25 @@ static void classify(const struct sfs_policy *p, const char *real, size_t rlen, 
 			set_rule(out, SFS_CLASS_HIDDEN, ru);
 			return;
 		}
-		r = class_match(&p->protect, canon, clen, NULL, &ru);
+		r = class_match(&p->protect0, canon, clen, NULL, &ru);
 		if (r < 0)
 			goto fail;
 		if (r > 0) {
 			set_rule(out, SFS_CLASS_PROTECTED, ru);
 			return;
+		}
+		r = class_match(&p->protect12, canon, clen, &end, &ru);
+		if (r < 0)
+			goto fail;
+		if (r > 0) {
+			int w = generated_waives(p, real, rlen, end);
+			if (w < 0)
+				goto fail;
+			if (!w) {
+				set_rule(out, SFS_CLASS_PROTECTED, ru);
+				return;
+			}
+			waived = true;
 		}
 		if (below) {
 			/* Below an overlaid file nothing exists; keep it read-only. */
@@ -599,10 +759,10 @@ static void classify(const struct sfs_policy *p, const char *real, size_t rlen, 
 			out->overlay_file = NULL;
 			return;
 		}
-		/* The combined set matched but no class did: never expected. */
-		goto fail;
-	} else if (r != -ENOENT) {
-		goto fail;
+		/* The combined set matched but no class did: never expected,
+		 * except for a protection a generated tree waived. */
+		if (!waived)
+			goto fail;
 	}
 	r = class_match(&p->write, real, rlen, NULL, &ru);
 	if (r > 0) {
@@ -681,29 +841,41 @@ enum sfs_class sfs_policy_classify(const struct sfs_policy *p, const char *relpa
 	return out->cls;
 }
 
-void sfs_policy_decide(const struct sfs_policy *p, const char *relpath, enum sfs_op op,
-		       struct sfs_decision *out)
+void sfs_policy_decide_owned(const struct sfs_policy *p, const char *relpath, enum sfs_op op,
+			     bool owned, struct sfs_decision *out)
 {
 	classify_path(p, relpath, strlen(relpath), out);
+	out->owner_decides = false;
 	switch (op) {
 	case SFS_OP_LOOKUP:
 	case SFS_OP_READ:
 		out->allowed = out->cls != SFS_CLASS_HIDDEN;
 		break;
-	case SFS_OP_MKDIR:
-	case SFS_OP_RMDIR:
-		out->allowed = out->cls == SFS_CLASS_WRITABLE ||
-			       (out->cls == SFS_CLASS_READONLY && out->rule != &rule_root &&
-				sfs_policy_write_possible_below(p, relpath));
-		break;
 	default:
-		out->allowed = out->cls == SFS_CLASS_WRITABLE;
+		out->allowed = out->cls == SFS_CLASS_WRITABLE || out->cls == SFS_CLASS_PRIVATE;
+		if (out->allowed || out->cls != SFS_CLASS_READONLY || out->rule == &rule_root)
+			break;
+		if ((op == SFS_OP_MKDIR || op == SFS_OP_RMDIR) &&
+		    sfs_policy_write_possible_below(p, relpath)) {
+			out->allowed = true;
+		} else if (p->ownership && owned && op != SFS_OP_MKNOD) {
+			set_rule(out, SFS_CLASS_OWNED, &rule_owned);
+			out->allowed = true;
+		} else {
+			out->owner_decides = p->ownership && op != SFS_OP_MKNOD;
+		}
 		break;
 	}
 	if (out->allowed)
 		out->err = 0;
 	else
 		out->err = out->cls == SFS_CLASS_HIDDEN ? ENOENT : EROFS;
+}
+
+void sfs_policy_decide(const struct sfs_policy *p, const char *relpath, enum sfs_op op,
+		       struct sfs_decision *out)
+{
+	sfs_policy_decide_owned(p, relpath, op, false, out);
 }
 
 /* ---- symlinks ----------------------------------------------------------- */
@@ -784,12 +956,19 @@ static void deny_with(struct sfs_decision *out, const struct sfs_rule *r)
 	out->err = EROFS;
 }
 
+struct probe {
+	sfs_symlink_probe fn;
+	void *ctx;
+};
+
 static void check_symlink_in(const struct sfs_policy *p, const char *linkpath, const char *target,
-			     char *path, size_t cap, struct sfs_decision *out);
+			     const struct probe *probe, char *path, size_t cap,
+			     struct sfs_decision *out);
 
 void sfs_policy_check_symlink(const struct sfs_policy *p, const char *linkpath, const char *target,
-			      struct sfs_decision *out)
+			      sfs_symlink_probe probe_fn, void *ctx, struct sfs_decision *out)
 {
+	const struct probe probe = {probe_fn, ctx};
 	/* Room for the link's directory and every step of the target: a
 	 * tree can be deeper than one PATH_MAX. */
 	char stackbuf[4096];
@@ -802,20 +981,23 @@ void sfs_policy_check_symlink(const struct sfs_policy *p, const char *linkpath, 
 		out->err = EROFS;
 		return;
 	}
-	check_symlink_in(p, linkpath, target, path, path == stackbuf ? sizeof(stackbuf) : cap, out);
+	check_symlink_in(p, linkpath, target, &probe, path,
+			 path == stackbuf ? sizeof(stackbuf) : cap, out);
 	if (path != stackbuf)
 		free(path);
 }
 
 static void check_symlink_in(const struct sfs_policy *p, const char *linkpath, const char *target,
-			     char *path, size_t cap, struct sfs_decision *out)
+			     const struct probe *probe, char *path, size_t cap,
+			     struct sfs_decision *out)
 {
 	const char *s = target;
 	size_t len;
 	int r;
 
-	sfs_policy_decide(p, linkpath, SFS_OP_SYMLINK, out);
-	if (!out->allowed)
+	/* The link made will be the agent's own. */
+	sfs_policy_decide_owned(p, linkpath, SFS_OP_SYMLINK, true, out);
+	if (!out->allowed || out->cls == SFS_CLASS_PRIVATE)
 		return;
 	if (!*target || *target == '/') {
 		deny_with(out, &rule_sym_absolute);
@@ -851,6 +1033,13 @@ static void check_symlink_in(const struct sfs_policy *p, const char *linkpath, c
 				*out = d;
 				out->allowed = false;
 				out->err = EROFS;
+				return;
+			}
+			/* Asked before a later ".." can take the component
+			 * back: "a/../x" passes through "a" on the host. */
+			int link = probe->fn ? probe->fn(probe->ctx, path) : 0;
+			if (link != 0) {
+				deny_with(out, link > 0 ? &rule_sym_through : &rule_error);
 				return;
 			}
 		}

@@ -1,10 +1,10 @@
 /*
- * policy: the pure decision of SPEC §4.1/§4.2/§4.5/§4.6. Given a compiled
- * policy, a path relative to SOURCE and an operation, says which class the
- * path has, whether the operation is allowed (and the errno when not), and
- * which rule decided it and why. No FUSE, no I/O, no allocation on the
- * decision path for paths shorter than about 1 KiB; safe to call from any
- * number of threads at once once compiled.
+ * policy: the pure decision of what may happen to a path. Given a compiled
+ * policy, a path relative to SOURCE, an operation and whether the inode
+ * concerned is owned by the agent, says which class the path has, whether the operation is allowed
+ * (and the errno when not), and which rule decided it and why. No FUSE, no I/O, no allocation on
+ * the decision path for paths shorter than about 1 KiB; safe to call from any number of threads at
+ * once once compiled.
  *
  * A policy is built by adding rules (rules.c does that from the rule files)
  * and compiling once; after sfs_policy_compile (and any
@@ -23,11 +23,18 @@
 #include <stddef.h>
 
 /*
- * Classes, from the most restrictive: immutable > hidden > protected >
- * overlay > writable > readonly. One exception from §4.5: at the exact path
- * an overlay names, the overlay beats hidden and protected (all three are
- * read-only; the overlay reveals nothing of SOURCE), so a masked `.env` is
- * served although `.env` is hidden. Immutable beats everything.
+ * Classes, from the most restrictive: immutable > private > hidden >
+ * protected > overlay > writable > owned > readonly. One exception: at the
+ * exact path an overlay names, the overlay beats hidden and protected (all
+ * three are read-only; the overlay reveals nothing of SOURCE), so a masked
+ * `.env` is served although `.env` is hidden. Immutable beats everything,
+ * but only at or above a private directory: below one, everything is
+ * private (the store is not the host's tree, so a package's own `.git`,
+ * `.env` or `package.json` there is the package's business).
+ *
+ * OWNED is never the class of a path alone: it is what a readonly path
+ * becomes when the inode there was created through the mount by the agent
+ * (the caller of sfs_policy_decide_owned says so).
  */
 enum sfs_class {
 	SFS_CLASS_WRITABLE,
@@ -36,6 +43,8 @@ enum sfs_class {
 	SFS_CLASS_PROTECTED,
 	SFS_CLASS_HIDDEN,
 	SFS_CLASS_IMMUTABLE,
+	SFS_CLASS_OWNED,
+	SFS_CLASS_PRIVATE,
 };
 
 /*
@@ -45,8 +54,9 @@ enum sfs_class {
  * LINK_SOURCE is the existing inode being hard-linked, LINK_TARGET the new
  * name; SYMLINK is the link's name (check the target with
  * sfs_policy_check_symlink); XATTR is setxattr/removexattr; SETATTR is any
- * change of mode, owner, size or times. The caller still refuses what no
- * class allows (device nodes, set-uid/set-gid bits).
+ * change of mode, owner, size or times. MKNOD is a FIFO or socket (a
+ * regular file made by mknod is a CREATE). The caller still refuses what
+ * no class allows (device nodes, set-uid/set-gid bits).
  */
 enum sfs_op {
 	SFS_OP_LOOKUP,
@@ -72,13 +82,17 @@ struct sfs_rule {
 	enum sfs_class cls;
 	const char *file;	  /* rule file as opened, or "(built-in)" */
 	int line;		  /* 1-based line of the entry in FILE, 0 when unknown */
-	const char *key;	  /* "write", "protect", "hide", "overlay", "immutable" */
+	const char *key;	  /* "write", "generated", "private", "protect", "hide", "overlay",
+				     "immutable" */
 	int index;		  /* 0-based position in that key's array */
 	const char *pattern;	  /* the glob (or exact path) as written */
 	const char *why;	  /* never NULL */
 	const char *overlay_file; /* overlay: the host file served; else NULL */
 	int tier;		  /* protect: 0 always, 1 build tools, 2 CI (releasable) */
 	const char *released_by;  /* non-NULL: inactive, released at this "file:line" */
+	/* write: a generated tree (build output): tier 1 and 2 protections
+	 * do not apply at or below what it matches. */
+	bool generated;
 };
 
 /* Where the rules came from, for `sandyfs rules`. */
@@ -99,6 +113,9 @@ struct sfs_decision {
 	const char *why;	     /* never NULL */
 	const struct sfs_rule *rule; /* the deciding rule, NULL for the default */
 	const char *overlay_file;    /* class overlay: the host file to serve */
+	/* Denied, but allowed if the inode concerned were owned: the caller
+	 * may find out and decide again (sfs_policy_decide_owned). */
+	bool owner_decides;
 };
 
 struct sfs_policy;
@@ -120,6 +137,13 @@ int sfs_policy_add_rule(struct sfs_policy *p, const struct sfs_rule *r, char **r
 int sfs_policy_add_source(struct sfs_policy *p, const struct sfs_rule_source *s);
 
 /*
+ * Whether what the agent creates through the mount is owned by it (on
+ * unless a rule file says "owned": false). Set before compiling.
+ */
+void sfs_policy_set_ownership(struct sfs_policy *p, bool on);
+bool sfs_policy_ownership(const struct sfs_policy *p);
+
+/*
  * Compiles the rules into one combined regex per class. The rule order
  * never matters: rules are sorted by content first. Returns 0, -ENOMEM, or
  * -EINVAL with *ERRMSG set.
@@ -137,21 +161,36 @@ int sfs_policy_add_immutable(struct sfs_policy *p, const char *relpath, const ch
 /* ---- deciding ---- */
 
 /*
- * The decision for OP on RELPATH. Any '.git' component (canonically: .GIT,
- * git~1, ".git.", ".git::$DATA", ...) makes the path immutable, present or
- * absent, at any depth. SOURCE itself ("") is readonly. A path that cannot
- * be evaluated (uncompiled policy, out of memory, a PCRE2 resource limit)
- * is decided hidden by a built-in rule: invisible and unwritable.
+ * The decision for OP on RELPATH when the inode concerned is not owned.
+ * Any '.git' component (canonically: .GIT, git~1, ".git.", ".git::$DATA",
+ * ...) makes the path immutable, present or absent, at any depth (unless
+ * it lies below a private directory). SOURCE itself ("") is readonly. A
+ * path that cannot be evaluated (uncompiled policy, out of memory, a PCRE2
+ * resource limit) is decided hidden by a built-in rule: invisible and
+ * unwritable.
  *
- * MKDIR and RMDIR are allowed on a writable name, and also on a readonly
- * one when a write glob could match something below it
+ * Writable and private paths allow everything. On a readonly path, MKDIR
+ * and RMDIR are allowed where a write glob could match something below it
  * (sfs_policy_write_possible_below): `mkdir -p src/new/dir` works with
- * "src/" + "**" writable, `mkdir docs` with "docs/" + "**", and the same
- * directories can be removed again (only when empty, which the caller's
- * rmdir enforces).
+ * "src/" + "**" writable, and the same directories can be removed again
+ * (only when empty, which the caller's rmdir enforces). Everything else on
+ * a readonly path needs an owned inode (sfs_policy_decide_owned).
  */
 void sfs_policy_decide(const struct sfs_policy *p, const char *relpath, enum sfs_op op,
 		       struct sfs_decision *out);
+
+/*
+ * The same, saying whether the inode OP concerns is owned: the file
+ * written, truncated or re-moded, the name removed, the inode moved by a
+ * rename (RENAME_FROM and RENAME_TO, or RMDIR and MKDIR for a directory)
+ * or linked (LINK_SOURCE and LINK_TARGET), and what CREATE, MKDIR and
+ * SYMLINK make (it will be owned). On a readonly path with ownership on,
+ * an owned inode allows every OP but MKNOD, and the class becomes OWNED. A
+ * rename that replaces an inode is an UNLINK (or RMDIR) of the replaced
+ * one as well.
+ */
+void sfs_policy_decide_owned(const struct sfs_policy *p, const char *relpath, enum sfs_op op,
+			     bool owned, struct sfs_decision *out);
 
 /* The class of RELPATH alone (OUT filled as for SFS_OP_LOOKUP). */
 enum sfs_class sfs_policy_classify(const struct sfs_policy *p, const char *relpath,
@@ -165,21 +204,27 @@ enum sfs_class sfs_policy_classify(const struct sfs_policy *p, const char *relpa
 bool sfs_policy_write_possible_below(const struct sfs_policy *p, const char *relpath);
 
 /*
- * The lexical half of SPEC §4.6 for symlink(TARGET, LINKPATH): allowed only
- * when LINKPATH may be created as a symlink and TARGET is relative, stays
- * inside SOURCE when resolved lexically from LINKPATH's directory, and
- * neither the final path nor any directory it passes through on the way is
- * immutable, hidden, protected or overlay (present or absent). Denials are
- * EROFS and name the rule that decided.
+ * Whether the path PREFIX (relative to SOURCE) is an existing symlink in
+ * SOURCE: 1 yes, 0 no (or absent), negative errno when it cannot be told.
+ */
+typedef int (*sfs_symlink_probe)(void *ctx, const char *prefix);
+
+/*
+ * symlink(TARGET, LINKPATH): allowed only when LINKPATH may be created as
+ * a symlink and TARGET is relative, stays inside SOURCE when resolved
+ * lexically from LINKPATH's directory, neither the final path nor any
+ * directory it passes through on the way is immutable, hidden, protected
+ * or overlay (present or absent), and no component it passes through is
+ * an existing symlink in SOURCE: PROBE (when not NULL) is asked about
+ * every component as the target reaches it, before any later ".." takes
+ * it back ("a/../x" passes through "a"). Denials are EROFS and name the
+ * rule that decided.
  *
- * Not checked here (it needs I/O): that no component the target passes
- * through is an existing symlink in SOURCE. The caller must lstat each
- * prefix of the resolved path (beneath SOURCE, without following links)
- * and deny when one is a symlink; sfs_policy_symlink_resolve gives it
- * that path.
+ * A link whose own name is private may point anywhere: it lives in the
+ * store, which the host never follows.
  */
 void sfs_policy_check_symlink(const struct sfs_policy *p, const char *linkpath, const char *target,
-			      struct sfs_decision *out);
+			      sfs_symlink_probe probe, void *ctx, struct sfs_decision *out);
 
 /*
  * Resolves TARGET lexically from LINKPATH's directory into OUT (CAP bytes,
@@ -201,7 +246,7 @@ const struct sfs_rule_source *sfs_policy_source(const struct sfs_policy *p, size
 
 const char *sfs_class_name(enum sfs_class c); /* "writable", "readonly", ... */
 const char *sfs_op_name(enum sfs_op op);      /* "lookup", "create", ... */
-/* Strictness rank: immutable 5 ... readonly 0. */
+/* Strictness rank: immutable 7, private 6, ... owned 1, readonly 0. */
 int sfs_class_rank(enum sfs_class c);
 
 #endif

@@ -305,6 +305,7 @@ struct lfile {
 	size_t nextends;
 	char **detect;
 	size_t ndetect;
+	int owned; /* "owned": -1 when absent */
 };
 
 struct sfs_loader {
@@ -315,6 +316,14 @@ struct sfs_loader {
 	size_t nchain;
 };
 
+static void rule_free_strings(struct sfs_rule *r)
+{
+	free((char *)r->pattern);
+	free((char *)r->why);
+	free((char *)r->overlay_file);
+	free((char *)r->released_by);
+}
+
 static void lfile_free(struct lfile *f)
 {
 	if (!f)
@@ -324,12 +333,8 @@ static void lfile_free(struct lfile *f)
 	free(f->name);
 	free(f->description);
 	free(f->origin);
-	for (size_t i = 0; i < f->nrules; i++) {
-		free((char *)f->rules[i].pattern);
-		free((char *)f->rules[i].why);
-		free((char *)f->rules[i].overlay_file);
-		free((char *)f->rules[i].released_by);
-	}
+	for (size_t i = 0; i < f->nrules; i++)
+		rule_free_strings(&f->rules[i]);
 	free(f->rules);
 	for (size_t i = 0; i < f->nrel; i++)
 		free(f->rel[i].pattern);
@@ -595,7 +600,9 @@ static int parse_protect(struct pctx *c, const cJSON *v)
 	return 0;
 }
 
-static int parse_hide(struct pctx *c, const cJSON *v)
+/* "hide" and "private": globs, or {"path", "why"} objects. */
+static int parse_globs_why(struct pctx *c, const cJSON *v, const char *key, enum sfs_class cls,
+			   const char *default_why)
 {
 	static const char *const keys[] = {"path", "why", NULL};
 	const cJSON *e;
@@ -611,29 +618,29 @@ static int parse_hide(struct pctx *c, const cJSON *v)
 		if (cJSON_IsString(e)) {
 			path = e->valuestring;
 		} else if (cJSON_IsObject(e)) {
-			if ((rc = check_members(c, e, keys, "hide")) < 0 ||
-			    (rc = want_string(c, e, "path", false, "hide", &path)) < 0 ||
-			    (rc = want_string(c, e, "why", true, "hide", &why)) < 0)
+			if ((rc = check_members(c, e, keys, key)) < 0 ||
+			    (rc = want_string(c, e, "path", false, key, &path)) < 0 ||
+			    (rc = want_string(c, e, "why", true, key, &why)) < 0)
 				return rc;
 			at = member(e, "path");
 		} else {
-			return perr(
-				c, e, false,
-				"wrong type in 'hide': expected a glob or an object with 'path'");
+			return perr(c, e, false,
+				    "wrong type in '%s': expected a glob or an object with 'path'",
+				    key);
 		}
-		if ((rc = check_glob(c, at, "hide", path, SFS_CLASS_HIDDEN)) < 0 ||
-		    (rc = add_rule(c, at, SFS_CLASS_HIDDEN, "hide", i, path,
-				   why && *why ? why
-					       : "secrets are not readable inside the sandbox",
-				   NULL, 0)) < 0)
+		if ((rc = check_glob(c, at, key, path, cls)) < 0 ||
+		    (rc = add_rule(c, at, cls, key, i, path, why && *why ? why : default_why, NULL,
+				   0)) < 0)
 			return rc;
 		i++;
 	}
 	return 0;
 }
 
-static int parse_write(struct pctx *c, const cJSON *v)
+/* "write" and "generated": glob strings. */
+static int parse_write(struct pctx *c, const cJSON *v, bool generated)
 {
+	const char *key = generated ? "generated" : "write";
 	const cJSON *e;
 	int rc, i = 0;
 
@@ -642,11 +649,15 @@ static int parse_write(struct pctx *c, const cJSON *v)
 	cJSON_ArrayForEach(e, v)
 	{
 		if (!cJSON_IsString(e))
-			return perr(c, e, false, "wrong type in 'write': expected a glob string");
-		if ((rc = check_glob(c, e, "write", e->valuestring, SFS_CLASS_WRITABLE)) < 0 ||
-		    (rc = add_rule(c, e, SFS_CLASS_WRITABLE, "write", i, e->valuestring,
-				   "matched by a write rule", NULL, 0)) < 0)
+			return perr(c, e, false, "wrong type in '%s': expected a glob string", key);
+		if ((rc = check_glob(c, e, key, e->valuestring, SFS_CLASS_WRITABLE)) < 0 ||
+		    (rc = add_rule(c, e, SFS_CLASS_WRITABLE, key, i, e->valuestring,
+				   generated ? "a generated tree (build output): writable, and "
+					       "build-tool protections do not apply in it"
+					     : "matched by a write rule",
+				   NULL, 0)) < 0)
 			return rc;
+		c->f->rules[c->f->nrules - 1].generated = generated;
 		i++;
 	}
 	return 0;
@@ -838,8 +849,9 @@ static const char *find_escaped_nul(const char *s, size_t len)
 static int parse_text(struct sfs_loader *l, struct lfile *f, const char *text, size_t len,
 		      char **errmsg)
 {
-	static const char *const keys[] = {"name",    "description", "extends", "detect",  "write",
-					   "protect", "hide",	     "overlay", "release", NULL};
+	static const char *const keys[] = {
+		"name",	   "description", "extends", "detect",	"write", "generated", "private",
+		"protect", "hide",	  "overlay", "release", "owned", NULL};
 	struct pctx c = {l, f, text, len, NULL, errmsg, NULL, 0};
 	const char *end = NULL, *p;
 	cJSON *root;
@@ -884,12 +896,24 @@ static int parse_text(struct sfs_loader *l, struct lfile *f, const char *text, s
 			rc = parse_strings(&c, m, &f->extends, &f->extends_line, &f->nextends);
 		} else if (!strcmp(k, "detect")) {
 			rc = parse_detect(&c, m);
-		} else if (!strcmp(k, "write")) {
-			rc = parse_write(&c, m);
+		} else if (!strcmp(k, "write") || !strcmp(k, "generated")) {
+			rc = parse_write(&c, m, !strcmp(k, "generated"));
+		} else if (!strcmp(k, "private")) {
+			rc = parse_globs_why(&c, m, "private", SFS_CLASS_PRIVATE,
+					     "a private directory: served from the project's store "
+					     "outside the source tree, never from the source tree");
 		} else if (!strcmp(k, "protect")) {
 			rc = parse_protect(&c, m);
 		} else if (!strcmp(k, "hide")) {
-			rc = parse_hide(&c, m);
+			rc = parse_globs_why(&c, m, "hide", SFS_CLASS_HIDDEN,
+					     "secrets are not readable inside the sandbox");
+		} else if (!strcmp(k, "owned")) {
+			if (!cJSON_IsBool(m))
+				rc = perr(&c, m, false,
+					  "wrong type for 'owned': expected true or "
+					  "false");
+			else
+				f->owned = cJSON_IsTrue(m) ? 1 : 0;
 		} else if (!strcmp(k, "overlay")) {
 			rc = parse_overlay(&c, m);
 		} else if (!strcmp(k, "release")) {
@@ -965,6 +989,7 @@ static struct lfile *lfile_new(const char *path, const char *stem, enum sfs_trus
 	f->stem = stem ? strdup(stem) : NULL;
 	f->origin = strdup(origin ? origin : "");
 	f->trust = trust;
+	f->owned = -1;
 	if (!f->path || (stem && !f->stem) || !f->origin) {
 		lfile_free(f);
 		return NULL;
@@ -1250,39 +1275,244 @@ static void free_strv(char **v, size_t n)
 	free(v);
 }
 
-/* The first detect marker of F present in SOURCE_FD, or NULL. */
-static const char *marker_present(const struct lfile *f, int source_fd)
+/* ---- detection ---------------------------------------------------------- */
+
+/* Markers are looked for this deep below SOURCE (monorepos: packages/x,
+ * crates/y, services/a/b), in at most this many directories, and a type
+ * is applied at most at this many places. */
+#define DETECT_DEPTH	  4
+#define DETECT_MAX_DIRS	  4096
+#define DETECT_MAX_PLACES 32
+
+/* Write, generated and private rules: what detection adds. */
+static bool detected_only(const struct sfs_rule *r)
 {
-	for (size_t i = 0; i < f->ndetect; i++) {
-		const char *m = f->detect[i];
-		struct stat st;
+	return r->cls == SFS_CLASS_WRITABLE || r->cls == SFS_CLASS_PRIVATE;
+}
 
-		if (!strpbrk(m, "*?[")) {
-			if (fstatat(source_fd, m, &st, AT_SYMLINK_NOFOLLOW) == 0)
-				return m;
-			continue;
-		}
-		int dfd = openat(source_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
-		struct dirent *e;
-		bool hit = false;
+/*
+ * PATTERN as it applies below directory DIR (relative to SOURCE): an
+ * anchored pattern is anchored at DIR, a floating one floats below it.
+ */
+static char *reroot(const char *dir, const char *pattern)
+{
+	size_t len = strlen(pattern);
+	bool anchored;
+	char *out = NULL, *esc = malloc(2 * strlen(dir) + 1), *e = esc;
 
-		if (!d) {
-			if (dfd >= 0)
-				close(dfd);
-			continue;
-		}
-		while (!hit && (e = readdir(d)))
-			hit = fnmatch(m, e->d_name, FNM_PERIOD) == 0;
-		closedir(d);
-		if (hit)
-			return m;
+	if (!esc)
+		return NULL;
+	for (const char *d = dir; *d; d++) {
+		if (strchr("*?[\\", *d))
+			*e++ = '\\';
+		*e++ = *d;
 	}
-	return NULL;
+	*e = '\0';
+	if (pattern[0] == '/') {
+		anchored = true;
+		pattern++;
+	} else if (!strncmp(pattern, "**/", 3)) {
+		anchored = false;
+		pattern += 3;
+	} else {
+		while (len > 0 && pattern[len - 1] == '/')
+			len--;
+		anchored = memchr(pattern, '/', len) != NULL;
+	}
+	if (asprintf(&out, "/%s/%s%s", esc, anchored ? "" : "**/", pattern) < 0)
+		out = NULL;
+	free(esc);
+	return out;
+}
+
+/*
+ * F's rules once detection has spoken: its protections always; its write,
+ * generated and private rules as written when a marker is at the root
+ * (ROOT), and re-rooted at each of the NDIRS subdirectories where one is.
+ */
+static int apply_detection(struct lfile *f, bool root, char *const *dirs, size_t ndirs)
+{
+	size_t n = 0, extra = 0;
+
+	for (size_t i = 0; i < f->nrules; i++)
+		if (detected_only(&f->rules[i]))
+			extra++;
+	struct sfs_rule *a = calloc(f->nrules + extra * ndirs + 1, sizeof(*a));
+	if (!a)
+		return -ENOMEM;
+	for (size_t i = 0; i < f->nrules; i++) {
+		struct sfs_rule *r = &f->rules[i];
+
+		for (size_t d = 0; d < ndirs && detected_only(r); d++) {
+			a[n] = *r;
+			a[n].pattern = reroot(dirs[d], r->pattern);
+			a[n].why = strdup(r->why);
+			a[n].overlay_file = NULL;
+			a[n].released_by = NULL;
+			if (!a[n].pattern || !a[n].why) {
+				rule_free_strings(&a[n]);
+				for (size_t k = 0; k < n; k++)
+					if (detected_only(&a[k]))
+						rule_free_strings(&a[k]);
+				free(a);
+				return -ENOMEM;
+			}
+			n++;
+		}
+	}
+	/* The originals go last, so a failure above leaves F as it was. */
+	for (size_t i = 0; i < f->nrules; i++) {
+		if (!root && detected_only(&f->rules[i]))
+			rule_free_strings(&f->rules[i]);
+		else
+			a[n++] = f->rules[i];
+	}
+	free(f->rules);
+	f->rules = a;
+	f->nrules = n;
+	return 0;
+}
+
+/* A shipped type and where its markers were found. */
+struct candidate {
+	struct lfile *f;
+	const char *root_marker;
+	char **dirs; /* subdirectories, relative to SOURCE */
+	char *origin;
+	size_t ndirs, norigin;
+};
+
+struct detect_scan {
+	struct candidate *cands;
+	size_t ncands;
+	char **skip; /* directory names never searched (private ones) */
+	size_t nskip;
+	size_t dirs_seen;
+};
+
+static int note_hit(struct candidate *c, const char *dir, const char *marker)
+{
+	cleanup_free char *where = NULL;
+
+	if (*dir) {
+		if (c->ndirs == DETECT_MAX_PLACES ||
+		    (c->ndirs && !strcmp(c->dirs[c->ndirs - 1], dir)))
+			return 0;
+		if (push_str(&c->dirs, &c->ndirs, dir) < 0)
+			return -ENOMEM;
+	} else {
+		if (c->root_marker)
+			return 0;
+		c->root_marker = marker;
+	}
+	if (asprintf(&where, "%s%s%s%s", c->origin ? c->origin : "detected: ",
+		     c->origin ? ", " : "", dir, *dir ? "/" : "") < 0)
+		return -ENOMEM;
+	free(c->origin);
+	c->origin = NULL;
+	if (asprintf(&c->origin, "%s%s", where, marker) < 0) {
+		c->origin = NULL;
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static bool skipped_name(const struct detect_scan *s, const char *name)
+{
+	if (name[0] == '.')
+		return true; /* .git, .venv, editor and tool state */
+	for (size_t i = 0; i < s->nskip; i++)
+		if (!strcmp(s->skip[i], name))
+			return true;
+	return false;
+}
+
+/* Looks for markers in directory FD (DIR relative to SOURCE), then below. */
+static int scan_dir(struct detect_scan *s, int fd, const char *dir, int depth)
+{
+	DIR *d = fdopendir(fd);
+	struct dirent *e;
+	char **subdirs = NULL;
+	size_t nsub = 0;
+	int r = 0;
+
+	if (!d) {
+		close(fd);
+		return 0; /* unreadable: nothing detected there */
+	}
+	s->dirs_seen++;
+	while (r == 0 && (e = readdir(d))) {
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		for (size_t i = 0; r == 0 && i < s->ncands; i++) {
+			struct candidate *c = &s->cands[i];
+
+			for (size_t m = 0; m < c->f->ndetect; m++)
+				if (fnmatch(c->f->detect[m], e->d_name, FNM_PERIOD) == 0) {
+					r = note_hit(c, dir, c->f->detect[m]);
+					break;
+				}
+		}
+		bool is_dir = e->d_type == DT_DIR;
+		if (e->d_type == DT_UNKNOWN) {
+			struct stat st;
+			is_dir = fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+				 S_ISDIR(st.st_mode);
+		}
+		if (r == 0 && is_dir && depth < DETECT_DEPTH && !skipped_name(s, e->d_name))
+			r = push_str(&subdirs, &nsub, e->d_name);
+	}
+	if (nsub)
+		qsort(subdirs, nsub, sizeof(*subdirs), cmp_str);
+	for (size_t i = 0; r == 0 && i < nsub && s->dirs_seen < DETECT_MAX_DIRS; i++) {
+		cleanup_free char *path = NULL;
+		int sub = openat(dirfd(d), subdirs[i],
+				 O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+
+		if (sub < 0)
+			continue;
+		if (asprintf(&path, "%s%s%s", dir, *dir ? "/" : "", subdirs[i]) < 0) {
+			close(sub);
+			r = -ENOMEM;
+			break;
+		}
+		r = scan_dir(s, sub, path, depth + 1);
+	}
+	free_strv(subdirs, nsub);
+	closedir(d);
+	return r;
+}
+
+/* The last component of each private rule that is a plain name. */
+static int collect_skips(struct sfs_loader *l, struct detect_scan *s)
+{
+	for (size_t i = 0; i < l->nfiles + s->ncands; i++) {
+		const struct lfile *f = i < l->nfiles ? l->files[i] : s->cands[i - l->nfiles].f;
+
+		for (size_t j = 0; j < f->nrules; j++) {
+			const char *p = f->rules[j].pattern;
+			cleanup_free char *name = NULL;
+
+			if (f->rules[j].cls != SFS_CLASS_PRIVATE)
+				continue;
+			if (!strncmp(p, "**/", 3))
+				p += 3;
+			name = strndup(p, strcspn(p, "/"));
+			if (!name)
+				return -ENOMEM;
+			size_t nl = strlen(name);
+			if (!*name || strpbrk(name, "*?[\\") || (p[nl] && p[nl + 1]))
+				continue;
+			if (push_str(&s->skip, &s->nskip, name) < 0)
+				return -ENOMEM;
+		}
+	}
+	return 0;
 }
 
 int sfs_loader_detect(struct sfs_loader *l, int source_fd, char **errmsg)
 {
+	struct detect_scan s = {0};
 	char **names;
 	size_t n;
 	int r;
@@ -1292,31 +1522,69 @@ int sfs_loader_detect(struct sfs_loader *l, int source_fd, char **errmsg)
 	r = list_json(l->shipped_dir, &names, &n, errmsg);
 	if (r < 0)
 		return r;
+	s.cands = calloc(n ? n : 1, sizeof(*s.cands));
+	if (!s.cands)
+		r = -ENOMEM;
 	for (size_t i = 0; i < n && r == 0; i++) {
-		cleanup_free char *origin = NULL;
+		names[i][strlen(names[i]) - 5] = '\0';
+		if (!valid_set_name(names[i]) || loaded(l, names[i]))
+			continue;
+		r = parse_shipped(l, names[i], NULL, &s.cands[s.ncands].f, errmsg);
+		if (r == 0)
+			s.ncands++;
+	}
+	if (r == 0)
+		r = collect_skips(l, &s);
+	if (r == 0) {
+		int fd = openat(source_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		r = fd < 0 ? 0 : scan_dir(&s, fd, "", 0);
+	}
+	for (size_t i = 0; i < s.ncands; i++) {
+		struct candidate *c = &s.cands[i];
+
+		if (r == 0 && (c->root_marker || c->ndirs)) {
+			r = apply_detection(c->f, c->root_marker != NULL, c->dirs, c->ndirs);
+			if (r == 0) {
+				free(c->f->origin);
+				c->f->origin = c->origin;
+				c->origin = NULL;
+				r = commit(l, c->f, errmsg);
+				c->f = NULL;
+			}
+		}
+		lfile_free(c->f);
+		free(c->origin);
+		free_strv(c->dirs, c->ndirs);
+	}
+	free(s.cands);
+	free_strv(s.skip, s.nskip);
+	free_strv(names, n);
+	return r;
+}
+
+int sfs_loader_add_protections(struct sfs_loader *l, char **errmsg)
+{
+	char **names;
+	size_t n;
+	int r;
+
+	if (!l->shipped_dir)
+		return 0;
+	r = list_json(l->shipped_dir, &names, &n, errmsg);
+	for (size_t i = 0; i < n && r == 0; i++) {
 		struct lfile *f = NULL;
-		const char *hit;
 
 		names[i][strlen(names[i]) - 5] = '\0';
 		if (!valid_set_name(names[i]) || loaded(l, names[i]))
 			continue;
-		r = parse_shipped(l, names[i], NULL, &f, errmsg);
-		if (r < 0)
-			break;
-		hit = marker_present(f, source_fd);
-		if (!hit) {
-			lfile_free(f);
-			continue;
+		r = parse_shipped(l, names[i], "not detected: its protections only", &f, errmsg);
+		if (r == 0)
+			r = apply_detection(f, false, NULL, 0);
+		if (r == 0) {
+			r = commit(l, f, errmsg);
+			f = NULL;
 		}
-		if (asprintf(&origin, "detected: %s", hit) < 0) {
-			lfile_free(f);
-			r = -ENOMEM;
-			break;
-		}
-		free(f->origin);
-		f->origin = origin;
-		origin = NULL;
-		r = commit(l, f, errmsg);
+		lfile_free(f);
 	}
 	free_strv(names, n);
 	return r;
@@ -1372,6 +1640,10 @@ int sfs_loader_finish(struct sfs_loader *l, struct sfs_policy **out, char **errm
 	p = sfs_policy_new();
 	if (!p)
 		return -ENOMEM;
+	/* One file turning ownership off is enough: it only takes away. */
+	for (size_t i = 0; i < l->nfiles; i++)
+		if (l->files[i]->owned == 0)
+			sfs_policy_set_ownership(p, false);
 	for (size_t i = 0; i < l->nfiles && r == 0; i++) {
 		const struct lfile *f = l->files[i];
 		struct sfs_rule_source s = {f->path, f->name, f->description, f->origin};
@@ -1487,6 +1759,9 @@ int sfs_policy_load(const struct sfs_rule_opts *o, const char *source_dir, struc
 		r = add_user_files(l, errmsg);
 	if (r == 0)
 		r = add_project_file(l, sfd, source_dir, errmsg);
+	/* Last, so that a rule file extending a type gets all of it. */
+	if (r == 0)
+		r = sfs_loader_add_protections(l, errmsg);
 	if (r == 0)
 		r = sfs_loader_finish(l, out, errmsg);
 	sfs_loader_free(l);

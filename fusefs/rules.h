@@ -5,7 +5,9 @@
  * Sources, all merged into one policy (order never matters):
  *   - the shipped rules directory: base.json always, NAME.json for each
  *     --type NAME, and, with no --type and no --no-detect, every shipped
- *     file whose "detect" marker exists at SOURCE's root;
+ *     file whose "detect" marker exists at SOURCE's root or in a
+ *     subdirectory; of every other shipped file its protections (protect,
+ *     hide, overlay), whatever was detected;
  *   - "extends": names resolved in the shipped directory (cycles rejected);
  *   - --rules FILE (command line, user trust);
  *   - $SANDY_CONFIG_DIR/rules.d/ *.json, else ~/.config/sandy/rules.d/ *.json
@@ -102,8 +104,19 @@ int sfs_loader_add_file(struct sfs_loader *l, const char *path, enum sfs_trust t
 /* Adds rule file text held in memory; DISPLAY names it in messages. */
 int sfs_loader_add_buffer(struct sfs_loader *l, const char *display, const char *text, size_t len,
 			  enum sfs_trust trust, const char *origin, char **errmsg);
-/* Adds every shipped file whose detect marker exists in directory SOURCE_FD. */
+/*
+ * Adds every shipped file whose detect marker exists in directory SOURCE_FD
+ * or in a subdirectory of it (up to four levels down, not in hidden or
+ * private directories): its write, generated and private rules apply at
+ * each place a marker is (re-rooted there for a subdirectory), its
+ * protections everywhere.
+ */
 int sfs_loader_detect(struct sfs_loader *l, int source_fd, char **errmsg);
+/*
+ * Adds the protect, hide and overlay rules of every shipped file not loaded
+ * yet: protection never depends on detection.
+ */
+int sfs_loader_add_protections(struct sfs_loader *l, char **errmsg);
 /* Applies releases and compiles. The loader stays valid (and must be freed). */
 int sfs_loader_finish(struct sfs_loader *l, struct sfs_policy **out, char **errmsg);
 

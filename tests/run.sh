@@ -2,7 +2,7 @@
 # Runs every test against one build directory and prints the TAP totals.
 #
 # A test is a unit-test binary (BUILD/tests/unit/test_*) or a script
-# (tests/{cli,fs,attack,launcher}/*.sh). Each prints TAP lines ("ok - ..." /
+# (tests/{cli,fs,attack,workflows,launcher}/*.sh). Each prints TAP lines ("ok - ..." /
 # "not ok - ...") and exits non-zero when any case failed. A test that exits
 # non-zero without printing "not ok", or prints no case at all, counts as one
 # failure, so a crash can never pass for a green run.
@@ -13,6 +13,13 @@ build=$(cd "${1:?usage: tests/run.sh BUILD_DIR [FILTER]}" && pwd)
 filter=${2:-}
 src=$(cd "$(dirname "$0")/.." && pwd)
 export SANDY_SRC="$src" SANDY_BUILD="$build" SANDYFS="$build/fusefs/sandyfs"
+# The projects' stores (private directories, ownership records) of every
+# mount the tests make, kept out of the user's cache and removed at the end.
+# Daemons run as other users too: each makes its projects' stores there.
+SANDY_CACHE_DIR=$(mktemp -d /var/tmp/sandy-cache.XXXXXX)
+export SANDY_CACHE_DIR
+mkdir -m 1777 "$SANDY_CACHE_DIR/projects" && chmod 755 "$SANDY_CACHE_DIR"
+trap 'rm -rf "$SANDY_CACHE_DIR"' EXIT
 # One log directory per run, so that runs side by side keep their logs.
 mkdir -p "$build/test-logs"
 logdir=$(mktemp -d "$build/test-logs/run.XXXXXX")
@@ -22,7 +29,7 @@ tests=()
 for t in "$build"/tests/unit/test_*; do
 	[ -x "$t" ] && [ -f "$t" ] && tests+=("$t")
 done
-for t in "$src"/tests/{cli,fs,attack,launcher}/*.sh; do
+for t in "$src"/tests/{cli,fs,attack,workflows,launcher}/*.sh; do
 	[ -f "$t" ] && tests+=("$t")
 done
 

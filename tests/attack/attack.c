@@ -507,6 +507,7 @@ static const char *const protected_names[] = {
 	".git",	     ".envrc",	  ".vscode",	 ".husky",	   ".pre-commit-config.yaml",
 	"claude.md", ".mcp.json", ".gitmodules", ".gitattributes", ".githooks",
 	".idea",     ".sandy",	  ".cursor",	 "agents.md",	   "gemini.md",
+	".claude",
 };
 
 /* Whether REL (relative to SOURCE) is, or is below, a protected or
@@ -522,9 +523,6 @@ static bool oracle_protected(const char *rel)
 		for (size_t i = 0; i < sizeof(protected_names) / sizeof(protected_names[0]); i++)
 			if (!strcmp(cur, protected_names[i]))
 				return true;
-		if (!strcmp(prev, ".claude") && !strncmp(cur, "settings", 8) && strlen(cur) >= 13 &&
-		    !strcmp(cur + strlen(cur) - 5, ".json"))
-			return true;
 		if (!strcmp(prev, ".cargo") &&
 		    (!strcmp(cur, "config") || !strcmp(cur, "config.toml")))
 			return true;
@@ -1001,8 +999,7 @@ static const struct target targets[] = {
 	{".git/config", ".git", true, false, "immutable", NULL, "(built-in)"},
 	{".envrc", ".envrc", false, false, "protected", ".envrc", "base.json"},
 	{".vscode/tasks.json", ".vscode", false, false, "protected", ".vscode/", "base.json"},
-	{".claude/settings.json", ".claude/settings.json", false, false, "protected",
-	 "**/.claude/settings*.json", "base.json"},
+	{".claude/settings.json", ".claude", false, false, "protected", ".claude/", "base.json"},
 	{".cargo/config.toml", ".cargo/config.toml", false, false, "protected",
 	 "**/.cargo/config.toml", "rust.json"},
 	{".husky/pre-commit", ".husky", false, false, "protected", ".husky/", "base.json"},
@@ -1142,6 +1139,8 @@ static const char *depth_prefix(int depth, unsigned no)
 	}
 }
 
+static const char *ro_place(int depth);
+
 static int cmd_prepare(int argc, char **argv)
 {
 	if (argc != 4)
@@ -1167,6 +1166,9 @@ static int cmd_prepare(int argc, char **argv)
 			make_fixture(depth_prefix(depth, 0), &targets[i], targets[i].name, g_world);
 		}
 	}
+	/* a file of the host's own in each readonly place */
+	for (int depth = 0; depth <= 4; depth += depth ? 3 : 1)
+		write_file(H(join(ro_place(depth), "ro-fixture.dat")), "the host's own\n", 0644);
 	/* a secret the overlay must mask, and one that is hidden */
 	write_file(H(".env"), "API_TOKEN=host-secret-4f1d\n", 0600);
 	write_file(H("src/w/id_rsa"), "host private key\n", 0600);
@@ -1407,7 +1409,7 @@ static void run_kase(struct kase *k, const struct op *op)
 	struct snap before, after;
 	char *list_prefix, *list_leafdir = NULL;
 	/* A control's own name is expected to change, and an unprotected
-	 * directory holding the name (.claude) is compared by listing. */
+	 * directory holding the name (.cargo) is compared by listing. */
 	char ownbuf[NAME_MAX + 1];
 	const char *own = NULL;
 	if (k->writable)
@@ -1860,7 +1862,7 @@ static int op_rmdir_dir(struct kase *k)
 	bool dir_protected = strlen(k->guard) <= strlen(k->leafdir) && !k->writable;
 	int want = dir_protected ? EROFS : k->present ? ENOTEMPTY : 0;
 	int e = STEP(k, F("rmdir %s", basename_of(k->leafdir)), E(rmdir(M(k->leafdir))), want);
-	if (!e) /* an unprotected empty directory (.claude): put it back */
+	if (!e) /* an unprotected empty directory: put it back */
 		STEP(k, "mkdir it again", E(mkdir(M(k->leafdir), 0755)), 0);
 	return e;
 }
@@ -1895,7 +1897,7 @@ static int op_rename_away(struct kase *k)
 	return e;
 }
 
-/* mv TOP TOP.old (mv .git .git.old, mv .claude c): refused when anything
+/* mv TOP TOP.old (mv .git .git.old, mv .vscode c): refused when anything
  * protected moves with it. */
 static int op_rename_top(struct kase *k)
 {
@@ -2480,6 +2482,25 @@ struct misc {
 	const char *guard; /* relative to the case's readonly place, or "" */
 };
 
+/* Whether the host file REL carries sandyfs's ownership mark. */
+static bool host_marked(const char *rel)
+{
+	char v[16];
+	return lgetxattr(H(rel), "user.sandyfs", v, sizeof(v)) == 8;
+}
+
+/* Writes CONTENT into the existing file PATH (O_TRUNC); the errno. */
+static int write_through(const char *path, const char *content)
+{
+	int fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+	if (fd < 0)
+		return errno;
+	size_t n = strlen(content);
+	int e = write(fd, content, n) == (ssize_t)n ? 0 : errno ? errno : EIO;
+	close(fd);
+	return e;
+}
+
 /* The readonly place at each depth (made by prepare): nothing is
  * writable there. */
 static const char *ro_place(int depth)
@@ -2621,12 +2642,20 @@ static int m_setid_create(struct kase *k)
 
 static int m_readonly_create(struct kase *k)
 {
-	const char *rel = join(ro_place(k->depth), F("new%u.txt", k->no));
-	int e = STEP(k, "create in a read-only place",
-		     Eopen(open(M(rel), O_WRONLY | O_CREAT | O_CLOEXEC, 0644)), EROFS);
-	/* SPEC 4.2: a directory may be made where a write glob could match
-	 * below it, and the "any depth" globs of base (*.md) and rust (*.rs)
-	 * match below any directory: allowed, and removed again */
+	const char *rel = join(ro_place(k->depth), F("new%u.dat", k->no));
+	/* What the agent creates where no write glob matches is its own: it
+	 * may write it and remove it again (the listing ends as it began). */
+	int e = STEP(k, "create in a read-only place (owned)",
+		     Eopen(open(M(rel), O_WRONLY | O_CREAT | O_CLOEXEC, 0644)), 0);
+	if (!e) {
+		effect(k, host_marked(rel), "the ownership mark");
+		STEP(k, "write it", write_through(M(rel), "mine\n"), 0);
+		effect(k, host_has(rel, "mine\n"), "the written content");
+		STEP(k, "unlink it", E(unlink(M(rel))), 0);
+	}
+	/* A directory may be made where a write glob could match below it
+	 * (the "any depth" globs of base and rust match below any
+	 * directory), and it is owned anyway: allowed, and removed again */
 	const char *dir = F("%s.d", rel);
 	if (!STEP(k, "mkdir in a read-only place (a write glob matches below)",
 		  E(mkdir(M(dir), 0755)), 0))
@@ -2689,6 +2718,161 @@ static int m_overlay(struct kase *k)
 	return STEP(k, "unlink .env", E(unlink(M(".env"))), EROFS);
 }
 
+/* Owned files: what the agent made stays its own and nothing else becomes
+ * so. FIXTURE (made by prepare in each readonly place) is the host's. */
+static int m_owned(struct kase *k)
+{
+	/* Copies: F() and join() hand out short-lived buffers. */
+	char ro[PATH_MAX], fixture[PATH_MAX], own[PATH_MAX], dir[PATH_MAX], copy[PATH_MAX];
+	char again[PATH_MAX];
+	static const char fixture_text[] = "the host's own\n";
+	char v[16];
+
+	snprintf(ro, sizeof(ro), "%s", ro_place(k->depth));
+	snprintf(fixture, sizeof(fixture), "%s", join(ro, "ro-fixture.dat"));
+	snprintf(own, sizeof(own), "%s", join(ro, F("own%u.dat", k->no)));
+	snprintf(dir, sizeof(dir), "%s", join(ro, F("odir%u", k->no)));
+	snprintf(copy, sizeof(copy), "%s", join(ro, F("copy%u.dat", k->no)));
+	snprintf(again, sizeof(again), "%s", join(ro, F("again%u.dat", k->no)));
+
+	int e = STEP(k, "create an owned file", Eopen(open(M(own), O_WRONLY | O_CREAT, 0644)), 0);
+	if (e)
+		return e;
+	STEP(k, "getxattr of the mark through the mount",
+	     E(getxattr(M(own), "user.sandyfs", v, sizeof(v))), ENODATA);
+	char list[1024];
+	ssize_t n = listxattr(M(own), list, sizeof(list));
+	for (ssize_t o = 0; o < n; o += (ssize_t)strlen(list + o) + 1)
+		if (!strcmp(list + o, "user.sandyfs")) {
+			append(k->steps, sizeof(k->steps), ", listxattr shows the mark");
+			k->bad = true;
+		}
+	STEP(k, "rename it over the host's file", E(rename(M(own), M(fixture))), EROFS);
+	STEP(k, "rename it over .envrc", E(rename(M(own), M(join(ro, ".envrc")))), EROFS);
+	STEP(k, "hard link the host's file to a new name",
+	     E(link(M(fixture), M(join(ro, F("lnk%u.dat", k->no))))), EROFS);
+	gone(k, join(ro, F("lnk%u.dat", k->no)));
+	STEP(k, "setxattr the mark on the host's file",
+	     E(setxattr(M(fixture), "user.sandyfs", "12345678", 8, 0)), EROFS);
+	STEP(k, "removexattr the mark of its own file", E(removexattr(M(own), "user.sandyfs")),
+	     EROFS);
+	STEP(k, "write the host's file", write_through(M(fixture), "x\n"), EROFS);
+	STEP(k, "rename the host's file", E(rename(M(fixture), M(join(ro, "moved.dat")))), EROFS);
+	STEP(k, "unlink the host's file", E(unlink(M(fixture))), EROFS);
+	if (!host_has(fixture, fixture_text) || host_marked(fixture)) {
+		append(k->steps, sizeof(k->steps), ", THE HOST'S FILE CHANGED");
+		k->bad = true;
+	}
+	effect(k, host_marked(own), "the mark on the owned file");
+	/* The mark copied onto another file (a backup tool, an editor that
+	 * keeps attributes) proves nothing. */
+	if (lgetxattr(H(own), "user.sandyfs", v, sizeof(v)) == 8) {
+		write_file(H(copy), "copy\n", 0644);
+		if (lsetxattr(H(copy), "user.sandyfs", v, 8, 0) == 0)
+			STEP(k, "write a host file carrying a copied mark",
+			     write_through(M(copy), "x\n"), EROFS);
+		effect(k, host_has(copy, "copy\n"), "the copy unchanged");
+		unlink(H(copy));
+	}
+	/* A directory of its own: it may fill it, not move it onto a
+	 * protected name. */
+	if (!STEP(k, "mkdir an owned directory", E(mkdir(M(dir), 0755)), 0)) {
+		STEP(k, "create in it",
+		     Eopen(open(M(join(dir, "f.dat")), O_WRONLY | O_CREAT, 0644)), 0);
+		STEP(k, "rename it onto .vscode", E(rename(M(dir), M(join(ro, ".vscode")))), EROFS,
+		     ENOTEMPTY);
+		STEP(k, "rename it onto .husky", E(rename(M(dir), M(join(ro, ".husky")))), EROFS,
+		     ENOTEMPTY);
+		STEP(k, "remove it again",
+		     E(unlink(M(join(dir, "f.dat"))) < 0 ? -1 : rmdir(M(dir))), 0);
+	}
+	/* The user re-creates the agent's file on the host: it is the user's. */
+	if (!STEP(k, "create another owned file", Eopen(open(M(again), O_WRONLY | O_CREAT, 0644)),
+		  0)) {
+		unlink(H(again));
+		write_file(H(again), "the user's now\n", 0644);
+		STEP(k, "write it once the host re-created it", write_through(M(again), "x\n"),
+		     EROFS, ESTALE);
+		effect(k, host_has(again, "the user's now\n"), "the user's content");
+		unlink(H(again));
+	}
+	STEP(k, "unlink the owned file", E(unlink(M(own))), 0);
+	return e;
+}
+
+/* Private directories: served from the store, never from or to SOURCE. */
+static int m_private(struct kase *k)
+{
+	const char *store = getenv("ATTACK_STORE");
+	char nm[PATH_MAX], pkg[PATH_MAX], file[PATH_MAX], in_store[2 * PATH_MAX + 8];
+	struct stat a, b;
+
+	if (!store) {
+		append(k->steps, sizeof(k->steps), "no store given (ATTACK_STORE)");
+		k->bad = true;
+		return 0;
+	}
+	/* Copies: F() and W() hand out short-lived buffers. */
+	snprintf(nm, sizeof(nm), "%s", W(k, "node_modules"));
+	snprintf(pkg, sizeof(pkg), "%s", W(k, "node_modules/pkg"));
+	snprintf(file, sizeof(file), "%s", W(k, "node_modules/pkg/index.js"));
+	snprintf(in_store, sizeof(in_store), "%s/tree/%s", store, file);
+	/* SOURCE's own copy, which the mount neither shows nor changes. */
+	mkdir_p(H(nm));
+	write_file(H(W(k, "node_modules/host.js")), "the host's\n", 0644);
+	STEP(k, "lookup of SOURCE's own node_modules/host.js",
+	     E(lstat(M(W(k, "node_modules/host.js")), &a)), ENOENT);
+	STEP(k, "lookup of node_modules before it is made", E(lstat(M(nm), &a)), ENOENT);
+	int e = STEP(k, "mkdir node_modules", E(mkdir(M(nm), 0755)), 0);
+	STEP(k, "mkdir node_modules/pkg", E(mkdir(M(pkg), 0755)), 0);
+	STEP(k, "create node_modules/pkg/index.js", Eopen(open(M(file), O_WRONLY | O_CREAT, 0644)),
+	     0);
+	STEP(k, "write it", write_through(M(file), "module.exports = 1\n"), 0);
+	STEP(k, "mkdir node_modules/pkg/.git (a package's own)",
+	     E(mkdir(M(W(k, "node_modules/pkg/.git")), 0755)), 0);
+	char buf[64];
+	ssize_t n = read_file(in_store, buf, sizeof(buf) - 1);
+	effect(k, n == 19, "the file in the store");
+	gone(k, file);
+	gone(k, W(k, "node_modules/pkg"));
+	effect(k, host_has(W(k, "node_modules/host.js"), "the host's\n"),
+	       "SOURCE's own copy unchanged");
+	effect(k,
+	       lstat(M(W(k, "node_modules/..")), &a) == 0 && lstat(M(k->w), &b) == 0 &&
+		       a.st_ino == b.st_ino,
+	       "node_modules/.. is its directory in the mount");
+	/* Links out of the store: the kernel resolves them in the mount, where
+	 * every name is judged again. */
+	char up[PATH_MAX] = "";
+	for (const char *c = nm; c; c = strchr(c + 1, '/'))
+		strcat(up, "../");
+	strcat(up, ".envrc");
+	STEP(k, "symlink node_modules/back -> .envrc of the root",
+	     E(symlink(up, M(W(k, "node_modules/back")))), 0);
+	STEP(k, "create .envrc through it",
+	     Eopen(open(M(W(k, "node_modules/back")), O_WRONLY | O_CREAT, 0644)), EROFS);
+	gone(k, ".envrc");
+	STEP(k, "rename from the store into SOURCE", E(rename(M(file), M(W(k, "index.js")))),
+	     EXDEV);
+	STEP(k, "hard link from the store into SOURCE", E(link(M(file), M(W(k, "index.js")))),
+	     EXDEV);
+	gone(k, W(k, "index.js"));
+	STEP(k, "a file named venv (a private directory's name)",
+	     Eopen(open(M(W(k, "venv")), O_WRONLY | O_CREAT, 0644)), EROFS);
+	gone(k, W(k, "venv"));
+	STEP(k, "remove it all again",
+	     E(unlink(M(W(k, "node_modules/back"))) < 0 ||
+			       rmdir(M(W(k, "node_modules/pkg/.git"))) < 0 || unlink(M(file)) < 0 ||
+			       rmdir(M(pkg)) < 0
+		       ? -1
+		       : rmdir(M(nm))),
+	     0);
+	effect(k, host_has(W(k, "node_modules/host.js"), "the host's\n"),
+	       "SOURCE's own copy still there");
+	effect(k, !lexists(F("%s/tree/%s", store, nm)), "the store emptied through the mount");
+	return e;
+}
+
 static const struct misc misc_cases[] = {
 	{"absolute symlinks", m_symlink_etc, NULL},
 	{"symlinks leaving SOURCE", m_symlink_outside, NULL},
@@ -2700,6 +2884,8 @@ static const struct misc misc_cases[] = {
 	{"set-id bits by chmod", m_setid_chmod, NULL},
 	{"set-id bits by create mode", m_setid_create, NULL},
 	{"files in a read-only place", m_readonly_create, "RO"},
+	{"owned files", m_owned, "RO"},
+	{"private directories", m_private, NULL},
 	{"editor save (control)", m_editor_ok, NULL},
 	{"hidden names", m_hidden, NULL},
 	{"the .env overlay", m_overlay, ".env"},

@@ -56,7 +56,12 @@ for who in root user; do
 			chown -R "$TEST_USER:" "$src"
 			as=(--as "$TEST_USER")
 		fi
-		if ! mount_policy --allow-other --audit "$log" --pid-file "$pidf" "$src" "$mnt"; then
+		# The store of private directories, which the driver checks (as
+		# the unprivileged caller too).
+		export ATTACK_STORE=$d/store
+		mkdir -m 755 "$ATTACK_STORE"
+		if ! mount_policy --allow-other --audit "$log" --pid-file "$pidf" \
+			--store "$ATTACK_STORE" "$src" "$mnt"; then
 			not_ok "$who/$world: sandyfs mount --allow-other"
 			continue
 		fi

@@ -2876,15 +2876,21 @@ static void c_unix_socket(struct ctx *ctx)
 /* ======================================================================== */
 /* Cases: extended attributes and ACLs */
 
+/* On the host, a file made through the mount carries sandyfs's ownership
+ * mark (user.sandyfs), which the mount itself never shows: it is left out
+ * of host-side listings. */
 static void show_xlist(struct ctx *ctx, const char *label, ssize_t n, const char *buf)
 {
+	bool host = strncmp(label, "host ", 5) == 0;
+
 	if (n < 0) {
 		obs(ctx, "%s: %s", label, ename(errno));
 		return;
 	}
 	struct strv v = {0};
 	for (ssize_t o = 0; o < n; o += (ssize_t)strlen(buf + o) + 1)
-		sv_add(&v, buf + o);
+		if (!host || strcmp(buf + o, "user.sandyfs") != 0)
+			sv_add(&v, buf + o);
 	sv_sort(&v);
 	show_names(ctx, label, &v);
 	sv_free(&v);

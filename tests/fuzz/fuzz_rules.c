@@ -54,7 +54,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			const struct sfs_rule *ru = sfs_policy_rule(p, i);
 
 			sfs_policy_decide(p, ru->pattern, SFS_OP_WRITE, &d);
-			sfs_policy_check_symlink(p, "src/l", ru->pattern, &d);
+			sfs_policy_check_symlink(p, "src/l", ru->pattern, NULL, NULL, &d);
 		}
 		sfs_policy_free(p);
 	}

@@ -1,9 +1,11 @@
 /*
  * test_rules: rule files to policy (fusefs/rules.c): the shipped files
  * load, every malformed case is rejected with file, exact line and reason
- * (issue 3 acceptance 4), extends and cycles, detection, trust levels
- * (release, overlay files), and the sources of sfs_policy_load.
+ * line and reason, extends and cycles, detection (at the root and below it,
+ * with protections that do not depend on it), trust levels (release,
+ * overlay files), and the sources of sfs_policy_load.
  */
+#include <cjson/cJSON.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -482,8 +484,13 @@ static void test_load(void)
 
 	sfs_rule_opts_parse(&o, 't', "python");
 	if (ok(load_with(&o, src, &p, &err) == 0, "--type python")) {
-		ok(!find_source(p, "/c.json") && find_source(p, "/python.json"),
-		   "--type turns detection off");
+		ok(find_source(p, "/python.json") && find_source(p, "/c.json") &&
+			   !strcmp(find_source(p, "/c.json")->origin,
+				   "not detected: its protections only") &&
+			   class_of(p, "include/x.h", &d) == SFS_CLASS_READONLY &&
+			   class_of(p, "Makefile", &d) == SFS_CLASS_READONLY,
+		   "--type turns detection off: c gives its protections, no write globs (and "
+		   "the user's release of Makefile still holds)");
 		ok(class_of(p, "setup.py", &d) == SFS_CLASS_PROTECTED, "python rules apply");
 		sfs_policy_free(p);
 	}
@@ -492,7 +499,11 @@ static void test_load(void)
 
 	sfs_rule_opts_parse(&o, SFS_OPT_NO_DETECT, NULL);
 	if (ok(load_with(&o, src, &p, &err) == 0, "--no-detect")) {
-		ok(!find_source(p, "/c.json") && find_source(p, "/base.json"), "only base");
+		ok(find_source(p, "/base.json") &&
+			   !strcmp(find_source(p, "/c.json")->origin,
+				   "not detected: its protections only") &&
+			   class_of(p, "sub/GNUmakefile", &d) == SFS_CLASS_PROTECTED,
+		   "base, and the protections of every type");
 		sfs_policy_free(p);
 	}
 	free(err);
@@ -554,6 +565,159 @@ static void test_load(void)
 	free(cmd);
 }
 
+/* Detection below the root, and protections that do not depend on it. */
+static void test_detect_deep(void)
+{
+	char *src = path_of("mono");
+	struct sfs_rule_opts o = {0};
+	struct sfs_policy *p = NULL;
+	struct sfs_decision d;
+	const struct sfs_rule_source *s;
+	char *err = NULL;
+
+	make_dir("mono");
+	make_dir("mono/crates");
+	make_dir("mono/crates/foo");
+	make_dir("mono/node_modules");
+	make_dir("mono/node_modules/pkg");
+	make_dir("mono/.hidden");
+	make_dir("mono/a");
+	make_dir("mono/a/b");
+	make_dir("mono/a/b/c");
+	make_dir("mono/a/b/c/d");
+	make_dir("mono/a/b/c/d/e");
+	write_file("mono/pyproject.toml", "[project]\n");
+	write_file("mono/crates/foo/Cargo.toml", "[package]\n");
+	write_file("mono/node_modules/pkg/package.json", "{}");
+	write_file("mono/.hidden/go.mod", "module x\n");
+	write_file("mono/a/b/c/d/meson.build", "project('x')\n");
+	write_file("mono/a/b/c/d/e/Gemfile", "");
+	setenv("SANDY_RULES_DIR", SANDY_SOURCE_RULES_DIR, 1);
+	setenv("SANDY_OVERLAYS_DIR", SANDY_SOURCE_OVERLAYS_DIR, 1);
+	setenv("SANDY_CONFIG_DIR", "/nonexistent", 1);
+	if (!ok(load_with(&o, src, &p, &err) == 0,
+		"a Python project with a crate in a subfolder")) {
+		printf("#   %s\n", err ? err : "?");
+		goto out;
+	}
+	s = find_source(p, "/rust.json");
+	ok(s && !strcmp(s->origin, "detected: crates/foo/Cargo.toml"),
+	   "rust is detected in crates/foo (origin '%s')", s ? s->origin : "none");
+	ok(class_of(p, "crates/foo/build.rs", &d) == SFS_CLASS_PROTECTED &&
+		   class_of(p, "crates/foo/.cargo/config.toml", &d) == SFS_CLASS_PROTECTED &&
+		   class_of(p, "crates/foo/Cargo.toml", &d) == SFS_CLASS_PROTECTED,
+	   "the crate's build.rs, .cargo/config.toml and Cargo.toml are protected");
+	ok(class_of(p, "other/.cargo/config.toml", &d) == SFS_CLASS_PROTECTED &&
+		   class_of(p, "build.rs", &d) == SFS_CLASS_PROTECTED,
+	   "and so are those names anywhere else");
+	ok(class_of(p, "crates/foo/src/lib.rs", &d) == SFS_CLASS_WRITABLE &&
+		   class_of(p, "crates/foo/deep/src/x", &d) == SFS_CLASS_WRITABLE &&
+		   class_of(p, "crates/foo/Cargo.lock", &d) == SFS_CLASS_WRITABLE,
+	   "rust's write globs apply below crates/foo, anchored ones there");
+	ok(class_of(p, "crates/foo/target/debug/x", &d) == SFS_CLASS_PRIVATE &&
+		   class_of(p, "target/debug/x", &d) == SFS_CLASS_READONLY &&
+		   class_of(p, "Cargo.lock", &d) == SFS_CLASS_READONLY &&
+		   class_of(p, "lib.rs", &d) == SFS_CLASS_READONLY,
+	   "rust's target/ is private in the crate only, and its globs stay out of the root");
+	ok(class_of(p, "src/pkg/mod.py", &d) == SFS_CLASS_WRITABLE &&
+		   class_of(p, "x/__pycache__/m.pyc", &d) == SFS_CLASS_PRIVATE &&
+		   class_of(p, ".tox/py/bin/python", &d) == SFS_CLASS_PRIVATE,
+	   "python, detected at the root, applies everywhere");
+	ok(!strcmp(find_source(p, "/node.json")->origin, "not detected: its protections only") &&
+		   class_of(p, "package.json", &d) == SFS_CLASS_PROTECTED,
+	   "a package.json inside node_modules detects nothing; node's protections apply");
+	ok(!strcmp(find_source(p, "/go.json")->origin, "not detected: its protections only"),
+	   "markers in hidden directories detect nothing");
+	s = find_source(p, "/c.json");
+	ok(s && !strcmp(s->origin, "detected: a/b/c/d/meson.build") &&
+		   class_of(p, "a/b/c/d/builddir/Makefile", &d) == SFS_CLASS_WRITABLE &&
+		   class_of(p, "builddir/Makefile", &d) == SFS_CLASS_PROTECTED,
+	   "four levels down is still searched; generated trees apply there only");
+	ok(!strcmp(find_source(p, "/ruby.json")->origin, "not detected: its protections only"),
+	   "five levels down is not searched");
+out:
+	sfs_policy_free(p);
+	free(err);
+	free(src);
+	unsetenv("SANDY_CONFIG_DIR");
+}
+
+/* What detection adds, the agent must not be able to plant: every detect
+ * marker of every shipped type is protected, present or absent. */
+static void test_markers_protected(void)
+{
+	static const char *const types[] = {"c", "go", "java", "node", "python", "ruby", "rust"};
+	char *src = path_of("empty");
+	struct sfs_rule_opts o = {0};
+	struct sfs_policy *p = NULL;
+	char *err = NULL;
+	int bad = 0, n = 0;
+
+	make_dir("empty");
+	setenv("SANDY_CONFIG_DIR", "/nonexistent", 1);
+	if (!ok(load_with(&o, src, &p, &err) == 0, "an empty project loads"))
+		goto out;
+	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
+		char *path = NULL, *text = NULL;
+		size_t len = 0;
+		FILE *f;
+
+		if (asprintf(&path, "%s/%s.json", SANDY_SOURCE_RULES_DIR, types[i]) < 0)
+			break;
+		f = fopen(path, "r");
+		cJSON *root = f && getdelim(&text, &len, '\0', f) >= 0 ? cJSON_Parse(text) : NULL;
+		const cJSON *m;
+		cJSON_ArrayForEach(m, cJSON_GetObjectItemCaseSensitive(root, "detect"))
+		{
+			const char *name = m->valuestring;
+			struct sfs_decision d;
+			char full[200];
+
+			/* "*.gemspec" as "x.gemspec", at the root and below */
+			for (int depth = 0; depth < 2; depth++) {
+				snprintf(full, sizeof(full), "%s%s%s", depth ? "sub/dir/" : "",
+					 name[0] == '*' ? "x" : "",
+					 name[0] == '*' ? name + 1 : name);
+				n++;
+				if (class_of(p, full, &d) != SFS_CLASS_PROTECTED && bad++ < 5)
+					printf("#   %s marker '%s' is %s\n", types[i], full,
+					       sfs_class_name(d.cls));
+			}
+		}
+		cJSON_Delete(root);
+		if (f)
+			fclose(f);
+		free(text);
+		free(path);
+	}
+	ok(bad == 0 && n > 40, "all %d detect markers (at the root and below) are protected", n);
+out:
+	sfs_policy_free(p);
+	free(err);
+	free(src);
+	unsetenv("SANDY_CONFIG_DIR");
+}
+
+static void test_new_keys(void)
+{
+	char *err;
+
+	err = load_error("{\"owned\": \"no\"}", SFS_TRUST_USER, false, NULL);
+	ok(err && strstr(err, "x.json:1: wrong type for 'owned': expected true or false"),
+	   "'owned' must be a boolean");
+	free(err);
+	err = load_error("{\"private\": [{\"path\": \"x/\", \"wy\": \"y\"}]}", SFS_TRUST_USER,
+			 false, NULL);
+	ok(err && strstr(err, "unknown key 'wy' in a 'private' entry"),
+	   "a 'private' entry with an unknown key is an error");
+	err = (free(err), load_error("{\"private\": [\"[x\"]}", SFS_TRUST_USER, false, NULL));
+	ok(err && strstr(err, "bad glob '[x' in 'private'"), "a bad 'private' glob is an error");
+	err = (free(err), load_error("{\"generated\": [7]}", SFS_TRUST_USER, false, NULL));
+	ok(err && strstr(err, "wrong type in 'generated': expected a glob string"),
+	   "'generated' takes glob strings");
+	free(err);
+}
+
 static void test_opts(void)
 {
 	struct sfs_rule_opts o = {0};
@@ -578,6 +742,9 @@ int main(void)
 	test_shipped();
 	test_lines();
 	test_detect();
+	test_detect_deep();
+	test_markers_protected();
+	test_new_keys();
 	test_load();
 	test_opts();
 	return tap_done();
