@@ -271,16 +271,19 @@ static int count_entry(const char *path, const struct stat *st, int flag, struct
 
 int sfs_store_usage(const char *path, uint64_t *bytes, uint64_t *files)
 {
+	cleanup_free char *tree = NULL;
 	struct stat st;
 
 	*bytes = *files = 0;
-	if (lstat(path, &st) < 0)
+	if (asprintf(&tree, "%s/tree", path) < 0)
+		return -ENOMEM;
+	if (lstat(tree, &st) < 0)
 		return errno == ENOENT ? 0 : -errno;
 	usage_bytes = usage_files = 0;
-	if (nftw(path, count_entry, 64, FTW_PHYS | FTW_MOUNT) < 0)
+	if (nftw(tree, count_entry, 64, FTW_PHYS | FTW_MOUNT) < 0)
 		return -errno;
 	*bytes = usage_bytes;
-	*files = usage_files;
+	*files = usage_files - 1; /* not the tree itself */
 	return 0;
 }
 

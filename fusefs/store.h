@@ -44,8 +44,9 @@ int sfs_store_dir_fd(const struct sfs_store *s);
  * made with the owner and mode of SOURCE's (SOURCE_FD). */
 int sfs_store_mirror(struct sfs_store *s, int source_fd, const char *relpath, bool create);
 
-/* `sandyfs store`: the size of the store at PATH in bytes (0 when it does
- * not exist); removing it, refused while a daemon holds it. */
+/* `sandyfs store`: the size of the private directories in the store at
+ * PATH, and how many files (0 when it does not exist); removing the store,
+ * refused while a daemon holds it. */
 int sfs_store_usage(const char *path, uint64_t *bytes, uint64_t *files);
 int sfs_store_clear(const char *path, char **errmsg);
 

@@ -16,6 +16,7 @@
 static const char usage_text[] =
 	"usage: sandy [OPTIONS] [PROJECT_DIR] [-- COMMAND [ARGS...]]\n"
 	"       sandy explain [RULE OPTIONS] [--json] [-C PROJECT_DIR] PATH...\n"
+	"       sandy clean [PROJECT_DIR]\n"
 	"       sandy build-image [--image IMAGE] [--runtime=docker|podman] [-- BUILD-ARGS...]\n"
 	"       sandy --help | --version\n"
 	"\n"
@@ -46,6 +47,9 @@ static const char usage_text[] =
 	"agent what it may write; /run/sandy/denials.jsonl logs every denied write. On\n"
 	"exit, Ctrl-C, SIGTERM or SIGHUP sandy stops the container, unmounts, and prints\n"
 	"the denials by rule and the files the session changed.\n"
+	"\n"
+	"Private directories (node_modules, .venv, target, ...) live in a store outside\n"
+	"the project, kept across sessions; 'sandy clean' removes the project's store.\n"
 	"\n"
 	"Exit status: COMMAND's; 128+N when sandy was stopped by signal N; 125 when sandy\n"
 	"itself failed (bad usage, a failed check, sandyfs dying mid-session).\n";
@@ -301,6 +305,29 @@ static int cmd_explain(int argc, char **argv)
 	return SANDY_EXIT_FAILURE;
 }
 
+/* sandy clean [PROJECT_DIR]: sandyfs store --clear. */
+static int cmd_clean(int argc, char **argv)
+{
+	cleanup_free char *sandyfs = NULL;
+
+	if (argc == 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
+		fputs(usage_text, stdout);
+		return 0;
+	}
+	if (argc > 2)
+		return usage_error("clean takes at most one PROJECT_DIR");
+	if (argc == 2 && argv[1][0] == '-')
+		return usage_error("unknown option '%s'", argv[1]);
+	sandyfs = host_find_sandyfs();
+	if (!sandyfs)
+		return SANDY_EXIT_FAILURE;
+	char *full[] = {sandyfs, "store", "--clear", "--", argc == 2 ? argv[1] : ".", NULL};
+	fflush(NULL);
+	execv(sandyfs, full);
+	sandy_error("cannot run '%s': %s", sandyfs, strerror(errno));
+	return SANDY_EXIT_FAILURE;
+}
+
 static int cmd_build_image(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -351,5 +378,7 @@ int main(int argc, char **argv)
 		return cmd_explain(argc - 1, argv + 1);
 	if (argc >= 2 && !strcmp(argv[1], "build-image"))
 		return cmd_build_image(argc - 1, argv + 1);
+	if (argc >= 2 && !strcmp(argv[1], "clean"))
+		return cmd_clean(argc - 1, argv + 1);
 	return cmd_run(argc, argv);
 }

@@ -26,12 +26,20 @@ static const char *string_item(const cJSON *o, const char *key)
 	return cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
-int policy_parse_rules(const char *json, struct strv *write_globs, struct strv *sources)
+void policy_summary_free(struct policy_summary *s)
+{
+	strv_free(&s->write_globs);
+	strv_free(&s->private_globs);
+	strv_free(&s->sources);
+}
+
+int policy_parse_rules(const char *json, struct policy_summary *out)
 {
 	cJSON *root = cJSON_Parse(json);
 	const cJSON *e;
 	int r = 0;
 
+	out->owned = true;
 	if (!cJSON_IsObject(root)) {
 		cJSON_Delete(root);
 		return -EINVAL;
@@ -40,7 +48,9 @@ int policy_parse_rules(const char *json, struct strv *write_globs, struct strv *
 	{
 		const char *cls = string_item(e, "class"), *pat = string_item(e, "pattern");
 		if (r == 0 && cls && pat && !strcmp(cls, "writable"))
-			r = push_unique(write_globs, pat);
+			r = push_unique(&out->write_globs, pat);
+		if (r == 0 && cls && pat && !strcmp(cls, "private"))
+			r = push_unique(&out->private_globs, pat);
 	}
 	cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(root, "sources"))
 	{
@@ -49,20 +59,23 @@ int policy_parse_rules(const char *json, struct strv *write_globs, struct strv *
 		if (!name)
 			name = base ? base + 1 : path;
 		if (r == 0 && name)
-			r = push_unique(sources, name);
+			r = push_unique(&out->sources, name);
 	}
+	if (cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(root, "owned")))
+		out->owned = false;
 	cJSON_Delete(root);
 	return r;
 }
 
-/* Asks sandyfs for the merged policy. An empty list when it cannot say:
- * the note then describes the policy without the list. */
-static void fetch_policy(const struct policy_note *n, struct strv *globs, struct strv *sources)
+/* Asks sandyfs for the merged policy. Empty lists when it cannot say: the
+ * note then describes the policy without them. */
+static void fetch_policy(const struct policy_note *n, struct policy_summary *p)
 {
 	cleanup_strv struct strv argv = {0};
 	cleanup_free char *out = NULL;
 	int r = 0;
 
+	p->owned = true;
 	r = strv_ok(r, strv_push(&argv, n->sandyfs));
 	r = strv_ok(r, strv_push(&argv, "rules"));
 	r = strv_ok(r, strv_push(&argv, "--json"));
@@ -72,13 +85,12 @@ static void fetch_policy(const struct policy_note *n, struct strv *globs, struct
 	if (r < 0)
 		return;
 	if (proc_run(argv.v, PROC_IN_NULL | PROC_OUT_CAPTURE | PROC_ERR_NULL, &out, NULL) == 0)
-		policy_parse_rules(out, globs, sources);
+		policy_parse_rules(out, p);
 }
 
 int policy_note_text(const struct policy_note *n, char **text)
 {
-	cleanup_strv struct strv globs = {0};
-	cleanup_strv struct strv sources = {0};
+	struct policy_summary p = {0};
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
@@ -91,17 +103,34 @@ int policy_note_text(const struct policy_note *n, char **text)
 			   "policy applies, everything the file permissions allow is writable.\n");
 		goto done;
 	}
-	fetch_policy(n, &globs, &sources);
+	fetch_policy(n, &p);
 	fprintf(f, "This project is served by sandyfs with an inverted write policy: you may\n"
-		   "create and change files only where these globs match (gitignore syntax):\n\n");
-	for (size_t i = 0; i < globs.n; i++)
-		fprintf(f, "    %s\n", globs.v[i]);
-	if (globs.n == 0)
+		   "change the files that were there before you only where these globs match\n"
+		   "(gitignore syntax):\n\n");
+	for (size_t i = 0; i < p.write_globs.n; i++)
+		fprintf(f, "    %s\n", p.write_globs.v[i]);
+	if (p.write_globs.n == 0)
 		fprintf(f, "    (the list could not be read when the session started)\n");
+	if (p.owned)
+		fprintf(f,
+			"\nWhat you create yourself, anywhere outside the protected names below\n"
+			"(temporary files, objects, binaries, new directories), is yours: you\n"
+			"may change, rename and remove it, in this session and later ones. A\n"
+			"file that was there before you and that no glob matches stays\n"
+			"read-only: your own file cannot be renamed over it.\n");
+	if (p.private_globs.n) {
+		fprintf(f, "\nThese directories are private to the sandbox:");
+		for (size_t i = 0; i < p.private_globs.n; i++)
+			fprintf(f, "%s %s", i ? "," : "", p.private_globs.v[i]);
+		fprintf(f,
+			".\nThey are kept outside the project (the host never sees or runs what\n"
+			"they hold), and survive the session: install dependencies and build\n"
+			"there freely. The host's own copies of them are not visible here.\n");
+	}
 	fprintf(f,
 		"\nEverything else is read-only. Protected names (.git internals, .envrc,\n"
-		".vscode/, .claude/settings.json, CI workflows, build and hook configs, ...)\n"
-		"stay read-only whether they exist or not, under any spelling, also through\n"
+		".vscode/, .claude/, CI workflows, build and hook configs, ...) stay\n"
+		"read-only whether they exist or not, under any spelling, also through\n"
 		"renames, links and symlinks. Secrets such as .env are hidden.\n\n"
 		"A denied write fails with EROFS (\"Read-only file system\"). That is the\n"
 		"policy, not a fault: do not retry it or look for a way around it. Put the\n"
@@ -109,13 +138,14 @@ int policy_note_text(const struct policy_note *n, char **text)
 		"Each denial is recorded, one JSON line with the path, the deciding rule and\n"
 		"the reason, in %s (also $SANDY_DENIALS).\n",
 		n->denials);
-	if (sources.n) {
+	if (p.sources.n) {
 		fprintf(f, "\nRules in effect:");
-		for (size_t i = 0; i < sources.n; i++)
-			fprintf(f, "%s %s", i ? "," : "", sources.v[i]);
+		for (size_t i = 0; i < p.sources.n; i++)
+			fprintf(f, "%s %s", i ? "," : "", p.sources.v[i]);
 		fprintf(f, ".\n");
 	}
 done:
+	policy_summary_free(&p);
 	if (fclose(f) != 0) {
 		free(buf);
 		return -ENOMEM;

@@ -460,7 +460,8 @@ static void teardown(struct run *r, bool ran)
 		int e = r->sandyfs ? denials_read(r->s.audit, &d) : 0;
 		if (e < 0)
 			sandy_note("cannot read the audit log '%s': %s", r->s.audit, strerror(-e));
-		summary_print(stderr, r->project, r->launch, d, r->sandyfs != NULL);
+		struct summary_policy policy = {r->sandyfs, &r->o->rule_args};
+		summary_print(stderr, r->project, r->launch, d, r->sandyfs ? &policy : NULL);
 		denials_free(d);
 	}
 	sandyfs_unwatch(&r->daemon);

@@ -1,6 +1,7 @@
 /* summary.c - see summary.h. */
 
 #include "summary.h"
+#include "proc.h"
 #include "util.h"
 
 #include <cjson/cJSON.h>
@@ -318,7 +319,62 @@ static void print_denials(FILE *f, const struct denial_stats *d, bool have_polic
 struct change {
 	char letter;
 	const char *path;
+	bool owned;
 };
+
+/* Marks the changes the agent owns (it created them through the mount),
+ * as `sandyfs explain --json` says. Quietly nothing when it cannot. */
+static void mark_owned(const char *project, const struct summary_policy *policy,
+		       struct change *changes, size_t n)
+{
+	cleanup_strv struct strv argv = {0};
+	cleanup_free char *out = NULL;
+	int r = 0;
+
+	r = strv_ok(r, strv_push(&argv, policy->sandyfs));
+	r = strv_ok(r, strv_push(&argv, "explain"));
+	r = strv_ok(r, strv_push(&argv, "--json"));
+	r = strv_ok(r, strv_extend(&argv, policy->rule_args));
+	r = strv_ok(r, strv_push(&argv, "--"));
+	r = strv_ok(r, strv_push(&argv, project));
+	for (size_t i = 0; r == 0 && i < n; i++)
+		r = strv_push(&argv, changes[i].path);
+	if (r < 0 || n == 0 ||
+	    proc_run(argv.v, PROC_IN_NULL | PROC_OUT_CAPTURE | PROC_ERR_NULL, &out, NULL) != 0)
+		return;
+	cJSON *root = cJSON_Parse(out);
+	const cJSON *e;
+	size_t i = 0;
+	cJSON_ArrayForEach(e, root)
+	{
+		const cJSON *cls = cJSON_GetObjectItemCaseSensitive(e, "class");
+		if (i < n && cJSON_IsString(cls) && !strcmp(cls->valuestring, "owned"))
+			changes[i].owned = true;
+		i++;
+	}
+	cJSON_Delete(root);
+}
+
+/* Where the private directories (dependencies, build state) are kept, as
+ * `sandyfs store` says: "PATH<TAB>SIZE MiB in N files". */
+static void print_store(FILE *f, const char *project, const struct summary_policy *policy)
+{
+	char *argv[] = {(char *)policy->sandyfs, "store", "--", (char *)project, NULL};
+	cleanup_free char *out = NULL;
+
+	if (proc_run(argv, PROC_IN_NULL | PROC_OUT_CAPTURE | PROC_ERR_NULL, &out, NULL) != 0 ||
+	    !out)
+		return;
+	out[strcspn(out, "\n")] = '\0';
+	char *tab = strchr(out, '\t');
+	if (!tab || strstr(tab, " in 0 files"))
+		return;
+	*tab = '\0';
+	fprintf(f,
+		"sandy: private directories (node_modules, .venv, ...) are kept in %s (%s);\n"
+		"       'sandy clean' removes them\n",
+		out, tab + 1);
+}
 
 static char change_letter(const struct snap_entry *before, const struct snap_entry *after,
 			  const char *project)
@@ -340,7 +396,8 @@ static char change_letter(const struct snap_entry *before, const struct snap_ent
 	return existed ? 'M' : 'A';
 }
 
-static void print_changes(FILE *f, const char *project, const struct git_snapshot *launch)
+static void print_changes(FILE *f, const char *project, const struct git_snapshot *launch,
+			  const struct summary_policy *policy)
 {
 	struct git_snapshot *end = NULL;
 
@@ -379,15 +436,18 @@ static void print_changes(FILE *f, const char *project, const struct git_snapsho
 			j++;
 		}
 		if (letter)
-			changes[n++] = (struct change){letter, c <= 0 ? a->path : b->path};
+			changes[n++] = (struct change){letter, c <= 0 ? a->path : b->path, false};
 	}
+	const size_t shown = 25;
+	if (policy)
+		mark_owned(project, policy, changes, n < shown ? n : shown);
 	if (n == 0) {
 		fprintf(f, "sandy: no file changed\n");
 	} else {
 		fprintf(f, "sandy: %zu file%s changed:\n", n, n == 1 ? "" : "s");
-		const size_t shown = 25;
 		for (size_t k = 0; k < n && k < shown; k++)
-			fprintf(f, "  %6c  %s\n", changes[k].letter, changes[k].path);
+			fprintf(f, "  %6c  %s%s\n", changes[k].letter, changes[k].path,
+				changes[k].owned ? "  (the agent's own)" : "");
 		if (n > shown)
 			fprintf(f, "          ... and %zu more ('git status' lists them)\n",
 				n - shown);
@@ -397,9 +457,11 @@ static void print_changes(FILE *f, const char *project, const struct git_snapsho
 }
 
 void summary_print(FILE *f, const char *project, const struct git_snapshot *launch,
-		   const struct denial_stats *denials, bool have_policy)
+		   const struct denial_stats *denials, const struct summary_policy *policy)
 {
-	print_denials(f, denials, have_policy);
-	print_changes(f, project, launch);
+	print_denials(f, denials, policy != NULL);
+	print_changes(f, project, launch, policy);
+	if (policy)
+		print_store(f, project, policy);
 	fflush(f);
 }

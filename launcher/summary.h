@@ -4,6 +4,8 @@
 #ifndef SANDY_SUMMARY_H
 #define SANDY_SUMMARY_H
 
+#include "util.h"
+
 #include <stdbool.h>
 #include <stdio.h>
 
@@ -22,9 +24,16 @@ int denials_read(const char *path, struct denial_stats **out);
 void denials_free(struct denial_stats *d);
 unsigned long denials_total(const struct denial_stats *d);
 
-/* Prints the summary to F. AUDIT NULL: the session had no policy
- * (--fs=bind). */
+/* How to ask sandyfs about the session's paths. */
+struct summary_policy {
+	const char *sandyfs;
+	const struct strv *rule_args;
+};
+
+/* Prints the summary to F: the denials, the changed files (those the
+ * agent owns marked so), and where the private directories are kept.
+ * POLICY NULL: the session had no policy (--fs=bind). */
 void summary_print(FILE *f, const char *project, const struct git_snapshot *launch,
-		   const struct denial_stats *denials, bool have_policy);
+		   const struct denial_stats *denials, const struct summary_policy *policy);
 
 #endif
