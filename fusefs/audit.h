@@ -1,4 +1,4 @@
-/* audit.h - the audit log of SPEC §4.9: one JSON object per line per
+/* audit.h - the audit log: one JSON object per line per
  * denied operation, appended to a file the user (and, through sandy, the
  * agent) can read. Bursts are rate-limited by a token bucket; what the
  * bucket drops is counted and reported in a {"suppressed": N} record, so a

@@ -1,6 +1,6 @@
 /*
- * canon: canonical form of path names for matching the stricter classes
- * (SPEC §4.4). See canon.h for the steps; this file owns the Unicode work
+ * canon: canonical form of path names for matching the stricter classes.
+ * See canon.h for the steps; this file owns the Unicode work
  * (through utf8proc) and the NTFS rules taken from git's is_ntfs_dotgit.
  */
 #include <errno.h>

@@ -1,5 +1,5 @@
 /*
- * canon: the canonical form of path names (SPEC §4.4).
+ * canon: the canonical form of path names.
  *
  * Protected, hidden, immutable and overlay names are matched on this form so
  * that spellings a host filesystem treats as the same name cannot slip past:

@@ -1,7 +1,7 @@
 /* compat.h - the portability layer: every host call whose best form is
  * Linux-only (O_PATH, openat2, /proc/self/fd) goes through here, with a
  * fallback that uses none of them. The fallback is what a macOS/macFUSE
- * build takes (SPEC §6); -Dportable_fallback=true builds it on Linux so the
+ * build takes; -Dportable_fallback=true builds it on Linux so the
  * whole test suite runs against it too.
  *
  * Every function works relative to a directory fd, never follows a

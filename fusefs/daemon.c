@@ -237,7 +237,7 @@ static int detach(const struct sfs_mount_opts *o)
 	return 0;
 }
 
-/* The rule files of SPEC §4.8 plus the git layout of §4.3. A rule file
+/* The rule files (rules.h) plus the git layout (gitlayout.h). A rule file
  * that does not load stops the mount: there is no half-read policy. */
 static int load_policy(const struct sfs_mount_opts *o, const char *source, struct sfs_policy **out)
 {

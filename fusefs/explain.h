@@ -1,5 +1,5 @@
 /*
- * explain: the `sandyfs explain` and `sandyfs rules` subcommands (SPEC §3).
+ * explain: the `sandyfs explain` and `sandyfs rules` subcommands.
  *
  *   sandyfs explain [RULE OPTIONS] [--json] SOURCE PATH...
  *   sandyfs rules   [RULE OPTIONS] [--json] SOURCE

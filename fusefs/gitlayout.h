@@ -1,5 +1,5 @@
-/* gitlayout.h - the parts of SOURCE's git layout that are not named .git
- * (SPEC §4.3), learned from libgit2 at mount time: a gitdir that a pointer
+/* gitlayout.h - the parts of SOURCE's git layout that are not named .git,
+ * learned from libgit2 at mount time: a gitdir that a pointer
  * file names inside SOURCE (separate-git-dir, submodules, worktrees) and
  * the core.hooksPath directory inside SOURCE, present or absent. Every
  * `.git` component is immutable by name in the policy already. */

@@ -1,6 +1,5 @@
 /*
- * glob: gitignore-style globs compiled to PCRE2, one combined regex per set
- * (SPEC §4.8).
+ * glob: gitignore-style globs compiled to PCRE2, one combined regex per set.
  *
  * Syntax: '*' and '?' match within one component, '**' as a whole component
  * matches any number of components, '[...]' is a bracket expression ('!' or
@@ -8,9 +7,9 @@
  * without a '/' (other than a trailing one) matches a name at any depth; a
  * leading '/' or a '/' inside anchors it at SOURCE's root; "**" + "/" as a
  * prefix floats it again. A trailing '/' is accepted and means the same as
- * without it, because every match covers the name and everything below it
- * (SPEC §4.1): "a" matches "a" and "a/x/y". "a/" + "**" matches only what
- * is strictly below "a".
+ * without it, because every match covers the name and everything below it:
+ * "a" matches "a" and "a/x/y". "a/" + "**" matches only what is strictly
+ * below "a".
  *
  * Subjects are relative paths without a leading '/', compared byte for byte
  * (no UTF-8 mode: invalid UTF-8 in names is fine; '?' and bracket

@@ -1,5 +1,5 @@
 /*
- * rules: reading rule files (SPEC §4.8) into a compiled policy. The only
+ * rules: reading rule files into a compiled policy. The only
  * part of the policy code that does file I/O.
  *
  * Sources, all merged into one policy (order never matters):

@@ -37,7 +37,7 @@ int engine_check(const char *engine, bool quiet);
 /* 0 when IMAGE is present in ENGINE; otherwise says how to build it. */
 int engine_image_check(const char *engine, const char *image);
 
-/* The full `ENGINE run ...` argv for SPEC. */
+/* The full `ENGINE run ...` argv for the container SPEC describes. */
 int container_argv(const struct container_spec *spec, struct strv *argv);
 
 /* Starts the foreground client (`docker run`); it ends when the container

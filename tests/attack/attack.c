@@ -1,9 +1,8 @@
 /*
- * tests/attack/attack.c: the attack driver of issue 4 (acceptance
- * "tests/attack", points 1-7, 9 and 10), run by tests/attack/matrix.sh
+ * tests/attack/attack.c: the attack driver, run by tests/attack/matrix.sh
  * (the matrix, per caller and world) and tests/attack/audit.sh (the audit
- * log). Point 8, the real tools, is tests/attack/tools.sh; the git layout
- * only libgit2 knows (separate gitdirs, core.hooksPath, worktrees) is also
+ * log). The real tools are tests/attack/tools.sh; the git layout only
+ * libgit2 knows (separate gitdirs, core.hooksPath, worktrees) is also
  * tests/attack/gitlayout.sh.
  *
  * This file owns the whole attack matrix: the protected targets, the
@@ -445,7 +444,7 @@ static int run(char *const argv[])
 }
 
 /* ------------------------------------------------------------------------ */
-/* The oracle: which names SPEC §4.3/§4.4 and the shipped rules make
+/* The oracle: which names git's layout, canonical matching and the shipped rules make
  * immutable or protected, for the names this suite plants. It folds a
  * component the way §4.4 says (ASCII case, the HFS+ ignorables, U+212A and
  * U+017F, NTFS trailing dots and spaces and :streams, the 8.3 names). */
@@ -3914,7 +3913,7 @@ static int cmd_audit(int argc, char **argv)
 			cJSON_Delete(j);
 		}
 		free(line);
-		/* burst 200, then 50 a second (SPEC §4.9 as built) */
+		/* burst 200, then 50 a second (as the daemon is built) */
 		double limit = 200 + 50 * secs + 2;
 		tap(refused == flood + 1, "audit: flood: %ld of %ld unlinks refused with EROFS",
 		    refused, flood + 1);

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 4, acceptance "tests/attack" 10: the audit log. On a fresh mount of
+# The audit log. On a fresh mount of
 # the "present" world (tests/attack/repo.bash), tests/attack/attack.c makes
 # fewer denials than the burst allows, one at a time, and checks after each
 # that exactly one parseable record arrived that names the operation, the

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 4, acceptance "tests/attack" 6 (and SPEC 4.3): the git layout that
+# The git layout that
 # only libgit2 can tell, read at mount time. The repository keeps its gitdir
 # inside a writable tree (git init --separate-git-dir: SOURCE/.git is a
 # "gitdir:" file naming src/gitdir), sets core.hooksPath to src/githooks

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 4 (SPEC 4.7): a directory moved on the host is judged where it is
+# A directory moved on the host is judged where it is
 # now, not where the daemon last saw it. A process inside the mount sits in
 # src/tN/a/work (writable) while the host renames that directory, or the
 # one above it, to .husky (protected); what the process then creates in

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 4, acceptance "tests/attack" 1-7 and 9: the attack matrix. For each
+# The attack matrix. For each
 # caller (root through --allow-other, and the unprivileged test user through
 # the same root daemon) and each world (protected names present, absent,
 # missing), a fresh SOURCE is built (tests/attack/repo.bash), its fixtures

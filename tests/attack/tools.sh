@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 4, acceptance "tests/attack" 8: real tools inside the mount, as root
+# Real tools inside the mount, as root
 # through --allow-other and as the unprivileged test user. git status, diff
 # and log work and agree with the host; everything that would write .git or
 # plant a protected name (git checkout of a branch that adds .envrc, git

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The benchmark of SPEC §8 (not a test: it asserts nothing, it measures).
+# The benchmark (not a test: it asserts nothing, it measures).
 # Builds a >= 15,000-file git repository, serves it through sandyfs with the
 # realistic policy (base + detected types), and runs every workload on the
 # native directory, through sandyfs and, when installed, through bindfs, in

@@ -1,6 +1,5 @@
 /*
- * policy_bench: decisions per second of the pure policy (issue 3,
- * acceptance 6) for realistic paths with base + two project types loaded.
+ * policy_bench: decisions per second of the pure policy for realistic paths with base + two project types loaded.
  * A micro-benchmark, not a test: it prints numbers and never fails on them.
  *
  * usage: policy_bench [SECONDS] [TYPE TYPE]   (default: 2 s, node python)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 2, acceptance 6 (SPEC 3): bad input to `sandyfs mount` and
+# Bad input to `sandyfs mount` and
 # `sandyfs umount`. Each fails promptly with a message on stderr in git's
 # style ("sandyfs: cannot mount: mountpoint '/x' does not exist": lower
 # case, the subject quoted), exit status 2 for usage errors and 1 for the

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 3, acceptance 3 (SPEC 3, 4.8): `sandyfs explain` prints, for present
+# `sandyfs explain` prints, for present
 # and absent paths, the class, the rule that decided it (file, line, entry)
 # and its why, taken from the rule file itself; `--json` parses and says
 # exactly what the text says. `sandyfs rules` lists the merged policy, as
@@ -186,6 +186,29 @@ check "rules --json carries every why" eval \
 run rules --type rust --no-detect "$src"
 check "--type selects a project type and turns detection off" \
 	eval '[[ $out == *"/rules/rust.json (--type)"* && $out == *"/rules/node.json (not detected: its protections only)"* ]]'
+
+# Protection does not depend on detection: a Python project with one crate
+# in a subfolder protects that crate's build script and cargo config (rust
+# is detected there), and names of types detected nowhere.
+py=$base/pyproj
+mkdir -p "$py/crates/foo/src"
+printf '[project]\nname = "p"\n' >"$py/pyproject.toml"
+printf '[package]\nname = "foo"\n' >"$py/crates/foo/Cargo.toml"
+run explain "$py" crates/foo/.cargo/config.toml crates/foo/build.rs crates/foo/src/lib.rs \
+	crates/foo/target/debug/foo package.json
+check "crate in a subfolder: its .cargo/config.toml is protected" \
+	grep -qx 'crates/foo/.cargo/config.toml: protected (absent)' <<<"$out"
+check "crate in a subfolder: its build.rs is protected" \
+	grep -qx 'crates/foo/build.rs: protected (absent)' <<<"$out"
+check "crate in a subfolder: its sources are writable" \
+	grep -qx 'crates/foo/src/lib.rs: writable (absent)' <<<"$out"
+check "crate in a subfolder: its target/ is private" \
+	grep -qx 'crates/foo/target/debug/foo: private (absent)' <<<"$out"
+check "a type detected nowhere still protects its names (package.json)" \
+	grep -qx 'package.json: protected (absent)' <<<"$out"
+run rules "$py"
+check "rules: rust detected in the subfolder" \
+	eval '[[ $out == *"/rules/rust.json (detected: crates/foo/Cargo.toml)"* ]]'
 
 # Refusals: outside SOURCE, usage errors, missing SOURCE.
 run explain "$src" /etc/passwd

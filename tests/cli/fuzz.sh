@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 3, acceptance 5 (SPEC 7): the libFuzzer targets for the rule parser,
+# The libFuzzer targets for the rule parser,
 # the glob compiler and the name canonicaliser each run for a bounded time
 # (SANDY_FUZZ_SECONDS, default 20) without a crash, a leak or a sanitizer
 # report. They exist only in the clang build with -Dfuzz=true

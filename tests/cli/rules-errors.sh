@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 3, acceptance 4 (SPEC 4.8): a rule file with a syntax error, an
+# A rule file with a syntax error, an
 # unknown key, a wrong type, a bad glob, an unknown extends, an extends
 # cycle (or a missing why, a duplicate key, a release where none is allowed)
 # is rejected with a message naming the file, the line and the reason, and

@@ -1,6 +1,5 @@
 /*
- * tests/conformance/conformance.c: the POSIX conformance suite of sandyfs
- * (issue 2, acceptance points 1 and 2).
+ * tests/conformance/conformance.c: the POSIX conformance suite of sandyfs.
  *
  * This file owns the conformance driver and all of its cases. Every case runs
  * twice, once in a fresh subdirectory of a native directory and once in a
@@ -23,14 +22,14 @@
  * crash or a timeout); lines starting with '#' are notes, printed but not
  * compared.
  *
- * The policy: the mount runs under an allow-all rule file, but SPEC 4.2 and
- * 4.6 hold under every policy: set-uid/set-gid bits are never set, device
+ * The policy: the mount runs under an allow-all rule file, but some rules
+ * hold under every policy: set-uid/set-gid bits are never set, device
  * nodes never created, and symlinks whose target is absolute, leaves SOURCE
  * or passes through another symlink are never created through the mount.
  * Setting those up is the policy tests' business; where a case here needs
  * such an object it makes it on the host side (through `host`, in both
  * runs, with host_chmod() waiting until the mount shows the change) and
- * checks how the mount serves it. SPEC 4.2 also lets a directory rename that
+ * checks how the mount serves it. The mount may also fail a directory rename that
  * cannot be checked cheaply fail with EXDEV; deep_paths accepts that.
  *
  * Identities: run as root with --as-uid/--as-gid, case bodies run as root and
@@ -359,7 +358,7 @@ static const char *hp(struct ctx *ctx, const char *rel)
 }
 
 /* chmod on the host side: for the set-uid/set-gid bits, which the policy
- * never sets through the mount (SPEC 4.2) but which must be served. A
+ * never sets through the mount but which must be served. A
  * host-side change reaches the mount within a second (coherence, tested on
  * its own): this waits up to 3 s for it to show before the case goes on. */
 static bool host_chmod(struct ctx *ctx, const char *rel, mode_t mode)
@@ -2494,7 +2493,7 @@ static void c_symlink_targets(struct ctx *ctx)
 		const char *name = L("l%02zu", i);
 		const char *t = targets[i];
 		/* absolute targets and targets leaving SOURCE are made on the
-		 * host side: the policy refuses to create them (SPEC 4.6) */
+		 * host side: the policy refuses to create them */
 		bool on_host = t[0] == '/' || !strncmp(t, "../..", 5);
 		if (R(L("%ssymlink %s", on_host ? "host " : "", show(t, strlen(t))),
 		      symlink(t, on_host ? hp(ctx, name) : name)) != 0)
@@ -5048,7 +5047,7 @@ static void c_deep_paths(struct ctx *ctx)
 		_exit(0);
 	}
 	reap(ctx, "walker", pid);
-	/* SPEC 4.2 lets the mount refuse a directory rename it cannot check
+	/* The mount may refuse a directory rename it cannot check
 	 * cheaply with EXDEV (mv then copies): accepted here, noted */
 	int r = rename("dd", "top");
 	int e = errno;

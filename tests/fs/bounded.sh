@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 2, acceptance 3: bounded resources. A 100,000-file tree served by a
+# Bounded resources. A 100,000-file tree served by a
 # daemon started under `ulimit -n 1024` can be walked and read in full, with
 # no EMFILE anywhere, while the daemon's fd count (sampled every 100 ms) stays
 # under the limit. The daemon's peak memory (VmHWM) is reported, and held to

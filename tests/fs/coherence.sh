@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 2, acceptance 5 (SPEC 7, coherence): with the kernel's caches warm
+# Coherence: with the kernel's caches warm
 # (every affected path read, stat'ed and listed through the mount first), a
 # change made on the host in SOURCE (edit, create, delete, rename, chmod, a
 # git checkout of another branch) is visible through the mount within one

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# Issue 2, acceptance 1 and 2 (SPEC 7, correctness): the POSIX conformance
+# Correctness: the POSIX conformance
 # suite (tests/conformance/conformance.c). Every case runs on a native
 # directory and on a sandyfs mount of a source directory next to it (the
 # same host filesystem) and what the two runs observe must be equal. Run by
 # tests/run.sh on each build flavour, so the fallback build (no O_PATH,
-# openat2 or /proc) passes the same suite (acceptance 2).
+# openat2 or /proc) passes the same suite.
 #
 # Three modes, each case printed with the mode in front of its name:
 #   root: the daemon runs as root with --allow-other; the suite runs as root

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 2, acceptance 4 (SPEC 4.7): race safety. While a host-side loop keeps
+# Race safety. While a host-side loop keeps
 # replacing SOURCE/d with a symlink to a directory outside SOURCE and back,
 # reads, writes and namespace operations through the mount on d never touch
 # the outside directory (checked on the host: contents, modes, times

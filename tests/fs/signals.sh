@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 2 / SPEC 3: SIGTERM and SIGINT (and SIGHUP, as --help says) to the
+# SIGTERM and SIGINT (and SIGHUP, as --help says) to the
 # daemon unmount cleanly: the mount leaves the mount table within a few
 # seconds, the daemon exits, and the mountpoint is a plain directory again
 # that takes a new mount; also while a process holds the mount busy. The

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 2 (bounded) / SPEC 7: a file written and removed through the mount
+# Bounded space: a file written and removed through the mount
 # gives its blocks back to SOURCE once nothing has it open, in both open
 # modes. The daemon keeps host fds for files the kernel may still use (a
 # file it opened without asking, one unlinked while open); none of them may

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Bad input and failed host checks (issue 6, acceptance 5), and the small
+# Bad input and failed host checks, and the small
 # subcommands: every failure gives a clear message and status 125, leaves
 # nothing mounted, no container and no session directory. Also --help,
 # --version, `sandy explain` passing through to sandyfs, `sandy

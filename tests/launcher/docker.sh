@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# sandy with docker (issue 6, acceptance 1 and 3): a session in a test git
+# sandy with docker: a session in a test git
 # repository writes an allowed file, is refused .envrc and .git/config, and
 # the summary says so; the container runs as the host user without
 # capabilities or docker socket. Every case checks the host side afterwards:
@@ -14,7 +14,7 @@ make_repo "$proj" && write_test_rules "$rules" || exit 1
 clean_leftovers "$proj"
 gitconfig_before=$(sha256sum <"$proj/.git/config")
 
-# --- acceptance 1: allowed write, .envrc and .git/config refused, summary
+# --- an allowed write, .envrc and .git/config refused, the summary
 check "no .envrc on the host before the session" test ! -e "$proj/.envrc"
 out=$(cd "$proj" && "$SANDY" --rules "$rules" -- sh -c '
 	echo allowed >notes.txt && echo "notes.txt written"
@@ -67,7 +67,7 @@ check_eq "a command's non-zero status is sandy's" 7 "$?"
 "$SANDY" -q "$proj" -- /no/such/command </dev/null 2>/dev/null
 check_eq "a missing command gives 127 (docker's status)" 127 "$?"
 
-# --- acceptance 3: the container's identity and confinement
+# --- the container's identity and confinement
 out=$("$SANDY" -q --rules "$rules" "$proj" -- sh -c '
 	echo "uid=$(id -u) gid=$(id -g)"
 	grep -E "^(CapEff|CapPrm|CapBnd|NoNewPrivs):" /proc/self/status

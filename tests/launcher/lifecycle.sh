@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# How a session ends (issue 6, acceptance 4): the container killed from
+# How a session ends: the container killed from
 # outside, SIGTERM, SIGHUP and Ctrl-C (SIGINT to the process group) sent to
 # sandy, the sandyfs daemon killed mid-session, and sandy itself killed
 # (with its daemon, leaving a dead ENOTCONN mount). Each must end with no

@@ -1,6 +1,5 @@
 #!/usr/bin/env bash
-# sandy without a container and with a plain bind mount (issue 6,
-# acceptance 2): --runtime=none gives the same verdicts as docker, on the
+# sandy without a container and with a plain bind mount: --runtime=none gives the same verdicts as docker, on the
 # project's own path, as root, through sudo and as an unprivileged user;
 # --fs=bind lets the .envrc write through, which proves the comparison is
 # real. Every case checks the host side afterwards.
@@ -11,7 +10,7 @@ base=$(scratch)
 rules=$base/rules.json
 write_test_rules "$rules" || exit 1
 
-# The session of acceptance 1 in PROJ with sandy's extra arguments ARGS;
+# The session of docker.sh in PROJ with sandy's extra arguments ARGS;
 # leaves OUT, ERR and RC.
 session() {
 	local proj=$1

@@ -1,5 +1,5 @@
 /* test_audit.c - the audit log: one parseable JSON line per denial with
- * every field of SPEC §4.9, and a rate limit that bounds a denial loop
+ * every field, and a rate limit that bounds a denial loop
  * while accounting for every record it drops. */
 #include "audit.h"
 #include "scratch.h"

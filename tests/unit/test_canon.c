@@ -1,5 +1,5 @@
 /*
- * test_canon: the canonical form of names (fusefs/canon.c, SPEC §4.4):
+ * test_canon: the canonical form of names (fusefs/canon.c):
  * case and Unicode folding, NFC, HFS+ ignorables, NTFS trailing dots,
  * spaces and streams, git's 8.3 short names, invalid UTF-8, and bounds.
  */

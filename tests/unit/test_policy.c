@@ -2,16 +2,17 @@
  * test_policy: the pure decision function (fusefs/policy.c) with the
  * shipped rule files and with small synthetic ones.
  *
- *  - issue 3 acceptance 1: every shipped protected and hidden name, at the
+ *  - every shipped protected and hidden name, at the
  *    root, at depth 1 and at depth >= 4, present or absent (the decision
  *    never looks), in case variants, with HFS+ ignorables inserted, with
  *    NTFS trailing dots/spaces and streams, as 8.3 short names, with
  *    U+212A/U+017F/U+0131 spellings, and everything below it: never
  *    writable, always its strict class. The write globs of each project
  *    type make its sources writable, and nothing under a protected name.
- *  - acceptance 2: shuffling the order of rule files and of the entries in
+ *  - shuffling the order of rule files and of the entries in
  *    them (fixed-seed PRNG) never changes a verdict, nor the deciding rule.
- *  - precedence, errno, mkdir/rmdir, overlays, symlink targets.
+ *  - precedence, errno, mkdir/rmdir, overlays, symlink targets, owned,
+ *    private and generated paths.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -400,7 +401,7 @@ static int check_spellings(const struct sfs_policy *p, const struct spellings *s
 	return bad;
 }
 
-/* ---- acceptance 1: the table of every shipped strict name ------------------ */
+/* ---- the table of every shipped strict name ------------------------------ */
 
 static const char *base_name(const char *path)
 {
@@ -626,7 +627,7 @@ static void test_nothing_writable_below_strict(void)
 	}
 }
 
-/* ---- acceptance 2: order never matters -------------------------------------- */
+/* ---- order never matters ------------------------------------------------- */
 
 struct verdict {
 	enum sfs_class cls;
