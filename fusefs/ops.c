@@ -344,6 +344,28 @@ static int locate_verified(struct sfs_fs *fs, struct sfs_node *n, struct sfs_loc
 	return sfs_node_matches(fs->table, n, st) ? 0 : -ESTALE;
 }
 
+/* The O_TRUNC of an open of N, once FD (opened without it) is known to be
+ * N. O_RDONLY|O_TRUNC truncates too (Linux): through a write fd of its
+ * own, checked the same way. */
+static int truncate_opened(struct sfs_fs *fs, struct sfs_node *n, const struct sfs_location *loc,
+			   int fd, int flags)
+{
+	struct sfs_stat st;
+
+	if ((flags & O_ACCMODE) != O_RDONLY)
+		return ftruncate(fd, 0) < 0 ? -errno : 0;
+	cleanup_fd int wfd =
+		openat(loc->dir.fd, loc->name, O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (wfd < 0)
+		return -errno;
+	int r = sfs_stat_fd(wfd, &st);
+	if (r < 0)
+		return r;
+	if (!sfs_node_matches(fs->table, n, &st))
+		return -ESTALE;
+	return ftruncate(wfd, 0) < 0 ? -errno : 0;
+}
+
 /* Opens N itself with FLAGS (never following a symlink) and checks that
  * what was opened is N. The way there is resolved with the daemon's own
  * credentials (an anchor on the portable flavour is a directory opened for
@@ -372,25 +394,9 @@ static int open_node_as(fuse_req_t as_caller, struct sfs_fs *fs, struct sfs_node
 		return r;
 	if (!sfs_node_matches(fs->table, n, &st))
 		return -ESTALE;
-	if ((flags & O_TRUNC) && S_ISREG(st.st.st_mode)) {
-		/* O_RDONLY|O_TRUNC truncates too (Linux): through an fd of
-		 * its own, as the caller, on the same file. */
-		cleanup_fd int wfd =
-			(flags & O_ACCMODE) != O_RDONLY
-				? -1
-				: openat(loc.dir.fd, loc.name,
-					 O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-		if ((flags & O_ACCMODE) == O_RDONLY) {
-			if (wfd < 0)
-				return -errno;
-			if ((r = sfs_stat_fd(wfd, &st)) < 0)
-				return r;
-			if (!sfs_node_matches(fs->table, n, &st))
-				return -ESTALE;
-		}
-		if (ftruncate(wfd >= 0 ? wfd : fd, 0) < 0)
-			return -errno;
-	}
+	if ((flags & O_TRUNC) && S_ISREG(st.st.st_mode) &&
+	    (r = truncate_opened(fs, n, &loc, fd, flags)) < 0)
+		return r;
 	return sfs_steal_fd(&fd);
 }
 
@@ -898,9 +904,9 @@ static struct sfs_subject subject_new(void)
 	return (struct sfs_subject){.dirfd = -1, .owned = 1};
 }
 
-/* The common case: OP on NAME in PARENT, about WHO, as the caller. A name
- * that makes or removes something is placed where it lives (CREATE: the
- * store mirror is made if need be). */
+/* The common case: OP on NAME in PARENT, as the caller, about WHO (NULL:
+ * what is at NAME now). CREATE: a store mirror the name lives in is made
+ * if need be. */
 static int change_begin(fuse_req_t req, fuse_ino_t parent, const char *name, enum sfs_op op,
 			const char *opname, bool create, struct sfs_subject *who, struct change *ch)
 {
@@ -908,13 +914,10 @@ static int change_begin(fuse_req_t req, fuse_ino_t parent, const char *name, enu
 
 	change_lock(req, ch, false);
 	int r = change_locate(req, parent, name, create, ch);
-	if (r == 0 && !who->st && who->name == NULL && who->owned < 0) {
-		/* The entry itself, found once the directory is known. */
-		who->dirfd = ch->dir.fd;
-		who->name = name;
-	}
+	struct sfs_subject at_name = SFS_SUBJECT_AT(ch->dir.fd, name, NULL);
 	if (r == 0)
-		r = sfs_guard_check(fs_of(req)->guard, &c, ch->path, op, opname, NULL, who);
+		r = sfs_guard_check(fs_of(req)->guard, &c, ch->path, op, opname, NULL,
+				    who ? who : &at_name);
 	if (r == 0)
 		r = sfs_creds_enter(req, &ch->creds);
 	return r;
@@ -1144,9 +1147,8 @@ static void remove_name(fuse_req_t req, fuse_ino_t parent, const char *name, boo
 	struct sfs_fs *fs = fs_of(req);
 	cleanup_change struct change ch = {0};
 	struct sfs_stat st;
-	struct sfs_subject who = SFS_SUBJECT_AT(-1, NULL, NULL);
 	int r = change_begin(req, parent, name, is_dir ? SFS_OP_RMDIR : SFS_OP_UNLINK,
-			     is_dir ? "rmdir" : "unlink", false, &who, &ch);
+			     is_dir ? "rmdir" : "unlink", false, NULL, &ch);
 
 	if (r == 0) {
 		struct sfs_node *gone = NULL;
