@@ -921,6 +921,23 @@ int sfs_node_verify(struct sfs_table *t, struct sfs_node *dir, int anchor_fd)
 	return want.st.st_dev == got.st.st_dev && want.st.st_ino == got.st.st_ino ? 0 : -ESTALE;
 }
 
+int sfs_node_check_place(struct sfs_table *t, struct sfs_node *n)
+{
+	cleanup_location struct sfs_location loc = {0};
+	struct sfs_stat st;
+
+	if (n == &t->root)
+		return 0;
+	int r = sfs_locate(t, n, &loc);
+	if (r == 0)
+		r = sfs_node_verify(t, loc.dir.node ? loc.dir.node : &t->root, loc.dir.fd);
+	if (r == 0)
+		r = sfs_stat_at(loc.dir.fd, loc.name, &st);
+	if (r == -ENOENT)
+		return -ESTALE;
+	return r < 0 ? r : same_inode(n, &st) ? 0 : -ESTALE;
+}
+
 void sfs_node_set_owned(struct sfs_table *t, struct sfs_node *n, bool owned)
 {
 	pthread_mutex_lock(&t->lock);

@@ -144,6 +144,11 @@ void sfs_table_set_store(struct sfs_table *t, int store_fd);
  * the host moved it since the table last saw it. */
 int sfs_node_verify(struct sfs_table *t, struct sfs_node *dir, int anchor_fd);
 
+/* Whether N is still where the table says: its directory's path leads to
+ * that directory, and its name there to N. -ESTALE when the host moved
+ * either (a decision on the old path would judge the wrong place). */
+int sfs_node_check_place(struct sfs_table *t, struct sfs_node *n);
+
 /* What the guard learnt of N: whether the agent created it (cached for
  * the node's life: ownership goes with the inode), and, for a directory in
  * SOURCE, whether its store mirror (where private directories in it live)

@@ -198,6 +198,10 @@ static int check_node(fuse_req_t req, struct sfs_node *n, enum sfs_op op, const 
 
 	if (r == -ENOENT && is_nameless_orphan(fs, n))
 		return 0;
+	/* The path judged must be where N is: a directory the host moved
+	 * onto a protected name is not judged by its old one. */
+	if (r == 0)
+		r = sfs_node_check_place(fs->table, n);
 	if (r == 0)
 		r = sfs_guard_check(fs->guard, &c, path, op, opname, NULL, &who);
 	/* A change through one name of a file with hard links changes them
@@ -1020,7 +1024,9 @@ static void sfs_symlink(fuse_req_t req, const char *target, fuse_ino_t parent, c
 	struct sfs_caller c = caller_of(req);
 	cleanup_change struct change ch = {0};
 
-	change_lock(req, &ch, false);
+	/* Exclusive: the components of the target asked about must not turn
+	 * into symlinks (rmdir, then symlink) before this one is made. */
+	change_lock(req, &ch, true);
 	int r = change_locate(req, parent, name, false, &ch);
 	if (r == 0)
 		r = refuse_private_root(req, &ch, "symlink");
@@ -1575,15 +1581,27 @@ static size_t add_entry(fuse_req_t req, char *p, size_t rem, const char *name,
 	return fuse_add_direntry(req, p, rem, name, &e->attr, next);
 }
 
+/* The offsets of the private directories a SOURCE directory lists after
+ * its own entries: the I-th has PRIVATE_OFFSET_BASE + I + 1, so that a
+ * listing resumed there goes on with the next. The range sits just below
+ * ext4's end-of-directory cookie and far above the small sequential ones
+ * of tmpfs, btrfs and xfs, where no host cookie of this directory lands in
+ * practice. */
+#define PRIVATE_OFFSET_BASE ((off_t)0x7fffffffffff0000)
+#define PRIVATE_OFFSET_MAX  0xfffe
+
+static int cmp_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
 /*
  * The private directories of PARENT (a directory in SOURCE whose path is
- * the first DIRLEN bytes of PATH) that exist in the store, added to the
- * reply at *P, all with the offset NEXT: they come with the last entry of
- * SOURCE's listing, so a listing resumed at NEXT has them all. -ENOSPC,
- * with nothing added, when they do not all fit.
+ * the first DIRLEN bytes of PATH) that exist in the store, from the
+ * FIRST-th on (in name order), added to the reply at *P until it is full.
  */
 static int add_private_entries(fuse_req_t req, struct sfs_node *parent, char *path, size_t dirlen,
-			       char **p, size_t *rem, off_t next, bool plus)
+			       char **p, size_t *rem, size_t first, bool plus)
 {
 	struct sfs_fs *fs = fs_of(req);
 	cleanup_anchor struct sfs_anchor mirror = {0};
@@ -1597,51 +1615,58 @@ static int add_private_entries(fuse_req_t req, struct sfs_node *parent, char *pa
 		sfs_close_keep_errno(fd);
 		return -errno;
 	}
-	char *start = *p;
-	size_t start_rem = *rem, nadded = 0;
-	uint64_t added[32];
+	/* The names, sorted, so that an index means the same entry in the
+	 * next call. Only private directories count: the others are the
+	 * way to deeper ones. */
+	char **names = NULL;
+	size_t n = 0;
 	struct dirent *de;
-	r = 0;
-	while (r == 0 && (de = readdir(dp))) {
-		const char *name = de->d_name;
-		struct fuse_entry_param e = {0};
-		struct view v;
-		if (is_dot_or_dotdot(name) || !entry_path(path, dirlen, name))
+	while (n < PRIVATE_OFFSET_MAX && (de = readdir(dp))) {
+		struct sfs_stat st;
+		if (is_dot_or_dotdot(de->d_name) || !entry_path(path, dirlen, de->d_name) ||
+		    !sfs_guard_private(fs->guard, path) ||
+		    sfs_stat_at(dirfd(dp), de->d_name, &st) < 0 || !S_ISDIR(st.st.st_mode))
 			continue;
-		v = view_of(fs, path);
-		if (v.err || !v.private) /* the way to a deeper private directory */
+		char **grown = realloc(names, (n + 1) * sizeof(*names));
+		if (!grown || !(grown[n] = strdup(de->d_name))) {
+			names = grown ? grown : names;
+			r = -ENOMEM;
+			break;
+		}
+		names = grown;
+		n++;
+	}
+	if (n)
+		qsort(names, n, sizeof(*names), cmp_name);
+	for (size_t i = first; r == 0 && i < n; i++) {
+		struct fuse_entry_param e = {0};
+		if (!entry_path(path, dirlen, names[i]))
 			continue;
 		if (plus) {
-			if (nadded == SFS_ARRAY_SIZE(added)) {
-				r = -ENOSPC;
-				break;
-			}
-			if (lookup_at(fs, parent, dirfd(dp), name, path, &v, &e, NULL) < 0)
+			if (lookup_at(fs, parent, dirfd(dp), names[i], path, NULL, &e, NULL) < 0)
 				continue;
-			added[nadded++] = e.ino;
 		} else {
 			struct sfs_stat st;
-			if (sfs_stat_at(dirfd(dp), name, &st) < 0 || !S_ISDIR(st.st.st_mode))
+			if (sfs_stat_at(dirfd(dp), names[i], &st) < 0)
 				continue;
 			e.attr.st_ino = st.st.st_ino;
 			e.attr.st_mode = S_IFDIR;
 		}
-		size_t entsize = add_entry(req, *p, *rem, name, &e, next, plus);
+		size_t entsize = add_entry(req, *p, *rem, names[i], &e,
+					   PRIVATE_OFFSET_BASE + (off_t)i + 1, plus);
 		if (entsize > *rem) {
-			r = -ENOSPC;
+			if (e.ino)
+				sfs_table_forget(fs->table, node_of(req, e.ino), 1);
 			break;
 		}
 		*p += entsize;
 		*rem -= entsize;
 	}
+	for (size_t i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
 	closedir(dp);
 	path[dirlen] = '\0';
-	if (r < 0) {
-		for (size_t i = 0; i < nadded; i++)
-			sfs_table_forget(fs->table, node_of(req, added[i]), 1);
-		*p = start;
-		*rem = start_rem;
-	}
 	return r;
 }
 
@@ -1674,18 +1699,17 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t offset
 		return;
 	}
 	sfs_node_info(fs->table, parent, &pinfo);
-	if (offset != 0)
+	/* A SOURCE directory lists its private directories (from the store)
+	 * after its own entries; an offset among theirs resumes there. */
+	bool privates = !pinfo.in_store;
+	bool in_privates = privates && offset > PRIVATE_OFFSET_BASE &&
+			   offset <= PRIVATE_OFFSET_BASE + PRIVATE_OFFSET_MAX;
+	bool at_end = in_privates;
+	if (!in_privates && offset != 0)
 		seekdir(d->dp, offset);
-	else if (!own_stream)
+	else if (!in_privates && !own_stream)
 		rewinddir(d->dp);
-	/* The last entry added, to take back if the private directories
-	 * that must come with it do not fit after it. */
-	char *last_p = NULL;
-	size_t last_rem = 0;
-	uint64_t last_ino = 0;
-	bool advanced = false, at_end = false;
-	off_t last_off = offset;
-	for (;;) {
+	while (!in_privates) {
 		errno = 0;
 		struct dirent *de = readdir(d->dp);
 		if (!de) {
@@ -1708,15 +1732,11 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t offset
 			v = view_of(fs, path);
 			/* Hidden, or SOURCE's copy of a private directory,
 			 * which is served from the store instead. */
-			int r = v.err ? v.err : v.private && !pinfo.in_store ? -ENOENT : 0;
+			int r = v.err ? v.err : v.private && privates ? -ENOENT : 0;
 			if (r == 0 && plus)
 				r = lookup_at(fs, parent, dirfd(d->dp), name, path, &v, &e, NULL);
-			if (r == -ENOENT) {
-				/* ... or removed on the host since. */
-				advanced = true;
-				last_off = next;
+			if (r == -ENOENT) /* ... or removed on the host since */
 				continue;
-			}
 			if (r < 0) {
 				err = -r;
 				break;
@@ -1732,24 +1752,16 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t offset
 				sfs_table_forget(fs->table, node_of(req, e.ino), 1);
 			break;
 		}
-		last_p = p;
-		last_rem = rem;
-		last_ino = e.ino;
 		p += entsize;
 		rem -= entsize;
-		advanced = true;
-		last_off = next;
 	}
 	path[dirlen] = '\0';
-	/* Resumed at the very end (nothing read), they came already. */
-	if (at_end && advanced && !pinfo.in_store &&
-	    add_private_entries(req, parent, path, dirlen, &p, &rem, last_off, plus) == -ENOSPC &&
-	    last_p) {
-		/* The last entry goes to the next call, with them. */
-		if (last_ino)
-			sfs_table_forget(fs->table, node_of(req, last_ino), 1);
-		p = last_p;
-		rem = last_rem;
+	if (at_end && privates) {
+		int r = add_private_entries(
+			req, parent, path, dirlen, &p, &rem,
+			in_privates ? (size_t)(offset - PRIVATE_OFFSET_BASE) : 0, plus);
+		if (r < 0 && rem == size)
+			err = -r;
 	}
 	if (own_stream)
 		dir_handle_close(d);

@@ -15,8 +15,12 @@
 
 #define RECORDS "owned"
 
+/* A record's identity: the inode's number, birth time (0 where the
+ * filesystem has none) and type, so that a recorded symlink never stands
+ * for a file that reuses its number. */
 struct ident {
 	uint64_t ino, btime_ns;
+	unsigned type;
 };
 
 struct sfs_owner {
@@ -29,7 +33,7 @@ struct sfs_owner {
 	size_t cap, used, live;
 };
 
-static const struct ident tombstone = {0, 1};
+static const struct ident tombstone = {0, 1, 0};
 
 static bool is_free(const struct ident *s)
 {
@@ -41,9 +45,15 @@ static bool is_tombstone(const struct ident *s)
 	return s->ino == 0 && s->btime_ns == 1;
 }
 
+static bool same_ident(const struct ident *a, const struct ident *b)
+{
+	return a->ino == b->ino && a->btime_ns == b->btime_ns && a->type == b->type;
+}
+
 static size_t slot_of(const struct sfs_owner *o, const struct ident *id)
 {
-	uint64_t h = id->ino * 0x9e3779b97f4a7c15ull ^ id->btime_ns * 0xc2b2ae3d27d4eb4full;
+	uint64_t h =
+		id->ino * 0x9e3779b97f4a7c15ull ^ id->btime_ns * 0xc2b2ae3d27d4eb4full ^ id->type;
 	return (size_t)(h ^ (h >> 31)) & (o->cap - 1);
 }
 
@@ -55,7 +65,7 @@ static struct ident *set_find(const struct sfs_owner *o, const struct ident *id)
 		struct ident *s = &o->slots[i];
 		if (is_free(s))
 			return NULL;
-		if (s->ino == id->ino && s->btime_ns == id->btime_ns)
+		if (same_ident(s, id))
 			return s;
 	}
 	return NULL;
@@ -112,7 +122,7 @@ static bool set_remove(struct sfs_owner *o, const struct ident *id)
 
 static struct ident ident_of(const struct sfs_stat *st)
 {
-	return (struct ident){(uint64_t)st->st.st_ino, st->btime_ns};
+	return (struct ident){(uint64_t)st->st.st_ino, st->btime_ns, st->st.st_mode & S_IFMT};
 }
 
 /* The mark's value: a hash of the identity, little-endian. */
@@ -127,8 +137,8 @@ static void mark_value(const struct sfs_stat *st, unsigned char out[8])
 		out[b] = (unsigned char)(h >> (8 * b));
 }
 
-/* Reads the records file: "+INO:BTIME" adds, "-INO:BTIME" removes. Writes
- * it anew when removals make up most of it. */
+/* Reads the records file: "+INO:BTIME:TYPE" adds, "-INO:BTIME:TYPE"
+ * removes. Writes it anew when removals make up most of it. */
 static int load_records(struct sfs_owner *o)
 {
 	int fd = openat(o->store_fd, RECORDS, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
@@ -145,7 +155,8 @@ static int load_records(struct sfs_owner *o)
 		struct ident id;
 		char op;
 		lines++;
-		if (sscanf(line, "%c%" SCNu64 ":%" SCNu64, &op, &id.ino, &id.btime_ns) != 3 ||
+		if (sscanf(line, "%c%" SCNu64 ":%" SCNu64 ":%o", &op, &id.ino, &id.btime_ns,
+			   &id.type) != 4 ||
 		    id.ino == 0)
 			continue;
 		if (op == '+' && set_add(o, &id) < 0) {
@@ -170,8 +181,8 @@ static int load_records(struct sfs_owner *o)
 	}
 	for (size_t i = 0; i < o->cap; i++)
 		if (!is_free(&o->slots[i]) && !is_tombstone(&o->slots[i]))
-			fprintf(w, "+%" PRIu64 ":%" PRIu64 "\n", o->slots[i].ino,
-				o->slots[i].btime_ns);
+			fprintf(w, "+%" PRIu64 ":%" PRIu64 ":%o\n", o->slots[i].ino,
+				o->slots[i].btime_ns, o->slots[i].type);
 	if (fclose(w) == 0)
 		renameat(o->store_fd, RECORDS ".new", o->store_fd, RECORDS);
 	return 0;
@@ -223,8 +234,8 @@ static int append(struct sfs_owner *o, char op, const struct ident *id)
 		if (o->records_fd < 0)
 			return -errno;
 	}
-	int n = snprintf(line, sizeof(line), "%c%" PRIu64 ":%" PRIu64 "\n", op, id->ino,
-			 id->btime_ns);
+	int n = snprintf(line, sizeof(line), "%c%" PRIu64 ":%" PRIu64 ":%o\n", op, id->ino,
+			 id->btime_ns, id->type);
 	return write(o->records_fd, line, (size_t)n) == n ? 0 : -EIO;
 }
 

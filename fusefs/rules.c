@@ -644,6 +644,11 @@ static int parse_write(struct pctx *c, const cJSON *v, bool generated)
 	const cJSON *e;
 	int rc, i = 0;
 
+	/* A generated tree lifts protections: a repository may not lift its
+	 * own. */
+	if (generated && c->f->trust == SFS_TRUST_PROJECT)
+		return perr(c, v, true,
+			    "'generated' is only allowed in shipped and user-level rule files");
 	if (!want_array(c, v, "globs", &rc))
 		return rc;
 	cJSON_ArrayForEach(e, v)

@@ -6,7 +6,9 @@
 # its working directory must not land in .husky, whether it tries at once
 # (the move not yet heard) or after the daemon has heard it. The host-side
 # directory is checked after each attempt. A rename back makes it writable
-# again.
+# again. The same holds for a file that was there before the move: a write
+# through an fd opened before it, or a chmod or truncate through the
+# working directory, must not change it once it is in .husky.
 source "$SANDY_SRC/tests/lib.sh"
 
 base=$(scratch)
@@ -53,9 +55,48 @@ attempt() {
 	check_eq "$desc: nor anywhere else" "" "$(find "$src" -name planted)"
 }
 
+# existing DESC MOVED DELAY: as attempt, on a file made before the move:
+# appended to through an fd opened before it, then chmod-ed and truncated
+# by name from the working directory.
+existing() {
+	local desc=$1 moved=$2 delay=$3 fifo=$base/fifo result=$base/result
+	n=$((n + 1))
+	local dir=src/t$n/a/work
+	rm -rf "$src/.husky" "$fifo" "$result"
+	mkdir -p "$src/$dir"
+	mkfifo "$fifo"
+	(
+		cd "$mnt/$dir" && echo first >first && exec 3>>first
+		read -r _ <"$fifo"
+		sleep "$delay"
+		{ echo appended >&3; } 2>/dev/null
+		a=$?
+		chmod 0777 first 2>/dev/null
+		c=$?
+		truncate -s 0 first 2>/dev/null
+		echo "append=$a chmod=$c truncate=$?" >"$result"
+	) &
+	local pid=$!
+	check "$desc: the file is written through the mount" \
+		wait_until 5 test -f "$src/$dir/first"
+	mv "$src/src/t$n/$moved" "$src/.husky"
+	echo go >"$fifo"
+	wait $pid
+	local f
+	f=$(find "$src/.husky" -name first)
+	check_eq "$desc: the append through the old fd fails" append=1 \
+		"$(cut -d' ' -f1 "$result" 2>/dev/null)"
+	check_eq "$desc: the chmod fails" chmod=1 "$(cut -d' ' -f2 "$result" 2>/dev/null)"
+	check_eq "$desc: the truncate fails" truncate=1 "$(cut -d' ' -f3 "$result" 2>/dev/null)"
+	check_eq "$desc: the file in .husky is unchanged on the host" "first 644" \
+		"$(cat "$f" 2>&1) $(stat -c %a "$f" 2>&1)"
+}
+
 for delay in 0 0.5; do
 	attempt "work moved to .husky, write after ${delay} s" a/work $delay
 	attempt "its parent moved to .husky, write after ${delay} s" a $delay
+	existing "work moved to .husky, a file of it changed after ${delay} s" a/work $delay
+	existing "its parent moved to .husky, a file of it changed after ${delay} s" a $delay
 done
 
 # Moved away and back, the same working directory is writable again.

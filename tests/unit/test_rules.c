@@ -149,6 +149,8 @@ static const struct errcase errcases[] = {
 	 "x.json:3: 'release' is only allowed in user-level rule files and on the command line"},
 	{"release in a shipped file", "{\"release\": [\"Makefile\"]}", SFS_TRUST_SHIPPED,
 	 "x.json:1: 'release' is only allowed"},
+	{"generated trees in a project file", "{\n\"generated\": [\"**\"]}", SFS_TRUST_PROJECT,
+	 "x.json:2: 'generated' is only allowed in shipped and user-level rule files"},
 	{"unknown extends", "{\n\"extends\": [\"base\",\n\"nope\"]}", SFS_TRUST_USER,
 	 "x.json:3: unknown rule set 'nope' in 'extends'"},
 	{"bad extends name", "{\"extends\": [\"../base\"]}", SFS_TRUST_USER,
