@@ -129,8 +129,8 @@ int sfs_guard_rename(struct sfs_guard *g, const struct sfs_caller *c, const char
 int sfs_guard_symlink_name(struct sfs_guard *g, const struct sfs_caller *c, const char *linkpath,
 			   const char *opname);
 
-/* The mutation lock: shared around every change that creates a name,
- * exclusive around directory renames. */
+/* The mutation lock: shared around every change that makes or removes a
+ * name, exclusive around renames and symlinks. */
 void sfs_guard_lock(struct sfs_guard *g, bool exclusive);
 void sfs_guard_unlock(struct sfs_guard *g);
 

@@ -129,7 +129,7 @@ void sfs_policy_free(struct sfs_policy *p);
  * Adds one rule (strings are copied). The pattern is validated for its
  * class; on a bad glob returns -EINVAL with *REASON (malloc'ed) saying why.
  * Rules with released_by set are kept for listing but never match.
- * Only SFS_CLASS_WRITABLE, _PROTECTED, _HIDDEN and _OVERLAY are accepted
+ * Only SFS_CLASS_WRITABLE, _PRIVATE, _PROTECTED, _HIDDEN and _OVERLAY are accepted
  * (immutable names come from the built-in .git rule and
  * sfs_policy_add_immutable).
  */
