@@ -41,6 +41,7 @@ struct sfs_node {
 	bool in_store, store_base;
 	signed char owned;  /* -1 unknown, 0 no, 1 created by the agent */
 	signed char mirror; /* a directory's store mirror: -1 unknown, 0 no, 1 yes */
+	uint64_t placed_at; /* the table's moves + 1 when its place was last checked */
 
 	struct sfs_node *all_prev, *all_next; /* every live node, for teardown */
 
@@ -72,7 +73,8 @@ struct sfs_table {
 	size_t nwd_buckets, nwatched;
 	int inotify_fd;
 
-	int store_fd; /* anchor on the store's tree, not owned; -1 without one */
+	int store_fd;	/* anchor on the store's tree, not owned; -1 without one */
+	uint64_t moves; /* renames heard on the host so far (watch.c) */
 
 	struct sfs_node lru; /* sentinel: lru.lru_next is the most recent */
 	struct sfs_node all; /* sentinel of the list of every live node */
@@ -921,12 +923,37 @@ int sfs_node_verify(struct sfs_table *t, struct sfs_node *dir, int anchor_fd)
 	return want.st.st_dev == got.st.st_dev && want.st.st_ino == got.st.st_ino ? 0 : -ESTALE;
 }
 
+/* Whether a rename of N or of a directory above it would have been heard:
+ * every directory from N's up to the root is watched. Lock held. */
+static bool moves_heard(struct sfs_table *t, const struct sfs_node *n)
+{
+	if (t->inotify_fd < 0)
+		return false;
+	for (const struct sfs_node *a = n->parent; a; a = a->parent)
+		if (!a->wd)
+			return false;
+	return true;
+}
+
+void sfs_table_note_host_moves(struct sfs_table *t)
+{
+	pthread_mutex_lock(&t->lock);
+	t->moves++;
+	pthread_mutex_unlock(&t->lock);
+}
+
 int sfs_node_check_place(struct sfs_table *t, struct sfs_node *n)
 {
 	cleanup_location struct sfs_location loc = {0};
 	struct sfs_stat st;
 
-	if (n == &t->root)
+	pthread_mutex_lock(&t->lock);
+	/* Nothing in the store is judged by its place; and where every
+	 * rename would have been heard, none was since the last check. */
+	uint64_t now = t->moves + 1;
+	bool known = n == &t->root || n->in_store || (n->placed_at == now && moves_heard(t, n));
+	pthread_mutex_unlock(&t->lock);
+	if (known)
 		return 0;
 	int r = sfs_locate(t, n, &loc);
 	if (r == 0)
@@ -935,7 +962,14 @@ int sfs_node_check_place(struct sfs_table *t, struct sfs_node *n)
 		r = sfs_stat_at(loc.dir.fd, loc.name, &st);
 	if (r == -ENOENT)
 		return -ESTALE;
-	return r < 0 ? r : same_inode(n, &st) ? 0 : -ESTALE;
+	if (r < 0)
+		return r;
+	if (!same_inode(n, &st))
+		return -ESTALE;
+	pthread_mutex_lock(&t->lock);
+	n->placed_at = now;
+	pthread_mutex_unlock(&t->lock);
+	return 0;
 }
 
 void sfs_node_set_owned(struct sfs_table *t, struct sfs_node *n, bool owned)

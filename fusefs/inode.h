@@ -146,8 +146,14 @@ int sfs_node_verify(struct sfs_table *t, struct sfs_node *dir, int anchor_fd);
 
 /* Whether N is still where the table says: its directory's path leads to
  * that directory, and its name there to N. -ESTALE when the host moved
- * either (a decision on the old path would judge the wrong place). */
+ * either (a decision on the old path would judge the wrong place). Not
+ * looked at again while no rename has been heard on the host since the
+ * last look and every directory above N is watched. */
 int sfs_node_check_place(struct sfs_table *t, struct sfs_node *n);
+
+/* Renames happened on the host (or events were lost): every node's place
+ * is to be checked again. */
+void sfs_table_note_host_moves(struct sfs_table *t);
 
 /* What the guard learnt of N: whether the agent created it (cached for
  * the node's life: ownership goes with the inode), and, for a directory in

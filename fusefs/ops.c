@@ -198,10 +198,6 @@ static int check_node(fuse_req_t req, struct sfs_node *n, enum sfs_op op, const 
 
 	if (r == -ENOENT && is_nameless_orphan(fs, n))
 		return 0;
-	/* The path judged must be where N is: a directory the host moved
-	 * onto a protected name is not judged by its old one. */
-	if (r == 0)
-		r = sfs_node_check_place(fs->table, n);
 	if (r == 0)
 		r = sfs_guard_check(fs->guard, &c, path, op, opname, NULL, &who);
 	/* A change through one name of a file with hard links changes them
@@ -211,6 +207,10 @@ static int check_node(fuse_req_t req, struct sfs_node *n, enum sfs_op op, const 
 			break;
 		r = sfs_guard_check(fs->guard, &c, path, op, opname, NULL, &who);
 	}
+	/* What was allowed, was allowed where N was: a directory the host
+	 * moved onto a protected name is not judged by its old one. */
+	if (r == 0)
+		r = sfs_node_check_place(fs->table, n);
 	return r;
 }
 
@@ -948,7 +948,9 @@ static void reply_new_entry(fuse_req_t req, fuse_ino_t parent, struct change *ch
 	struct sfs_fs *fs = fs_of(req);
 	struct fuse_entry_param e;
 	struct sfs_stat st;
-	bool mark = r == 0 && made && !ch->in_store;
+	/* Only where ownership is what lets the agent change it: at a
+	 * writable name the mark would tell nothing, and costs a write. */
+	bool mark = r == 0 && made && !ch->in_store && !sfs_guard_writable(fs->guard, ch->path);
 
 	if (mark) {
 		sfs_creds_leave(&ch->creds);
@@ -1349,17 +1351,18 @@ static void sfs_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode
 
 	if (r == 0)
 		r = refuse_private_root(req, &ch, "create");
+	/* Where only ownership lets the agent in, the name must really be
+	 * new (a file the host made there meanwhile is not opened), and what
+	 * is made is marked the agent's. */
+	bool owned = r == 0 && !sfs_guard_writable(fs->guard, ch.path);
 	if (r == 0) {
-		/* Where only ownership lets the agent in, the name must really
-		 * be new: a file the host made there meanwhile is not opened. */
-		int excl = (fi->flags & O_EXCL) || !sfs_guard_writable(fs->guard, ch.path) ? O_EXCL
-											   : 0;
+		int excl = (fi->flags & O_EXCL) || owned ? O_EXCL : 0;
 		fd = openat(ch.dir.fd, name, host_open_flags(fi->flags) | O_CREAT | excl,
 			    new_mode(req, ch.dir.fd, mode));
 		if (fd < 0)
 			r = -errno;
 	}
-	if (r == 0 && !ch.in_store) {
+	if (r == 0 && owned) {
 		sfs_creds_leave(&ch.creds);
 		if (sfs_stat_fd(fd, &st) == 0)
 			sfs_guard_mark_owned(fs->guard, fd, ch.dir.fd, name, &st, true);
@@ -1371,7 +1374,7 @@ static void sfs_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode
 		fuse_reply_err(req, -r);
 		return;
 	}
-	if (!ch.in_store)
+	if (owned)
 		sfs_node_set_owned(fs->table, node_of(req, e.ino), true);
 	/* Once it opens without asking, the kernel never releases what it
 	 * opened, created files included: no handle must be left to leak. */

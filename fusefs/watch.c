@@ -212,6 +212,20 @@ static void handle_event(struct sfs_watch *w, const struct inotify_event *ev,
 
 static const struct timespec batch_window = {0, 10 * 1000 * 1000};
 
+/* Tells the table of renames among the LEN bytes of events at BUF (or of
+ * events lost). */
+static void note_moves(struct sfs_watch *w, const char *buf, size_t len)
+{
+	for (const char *p = buf; p < buf + len;) {
+		const struct inotify_event *ev = (const struct inotify_event *)p;
+		if (ev->mask & (IN_Q_OVERFLOW | IN_MOVED_FROM | IN_MOVED_TO)) {
+			sfs_table_note_host_moves(w->table);
+			return;
+		}
+		p += sizeof(*ev) + ev->len;
+	}
+}
+
 static void *watch_thread(void *arg)
 {
 	struct sfs_watch *w = arg;
@@ -227,7 +241,13 @@ static void *watch_thread(void *arg)
 		}
 		if (pfd[1].revents)
 			break;
-		/* Let a burst gather first (rm -rf, git checkout, a build):
+		/* Renames are noted at once: a change to a node whose place
+		 * may have moved is checked again (sfs_node_check_place). */
+		ssize_t n = read(w->fd, buf, sizeof(buf));
+		if (n < 0)
+			n = 0;
+		note_moves(w, buf, (size_t)n);
+		/* Then let a burst gather (rm -rf, git checkout, a build):
 		 * a batch invalidates each directory's attributes once (each
 		 * invalidation costs the kernel a GETATTR at its next
 		 * permission check there), and events of a directory already
@@ -236,9 +256,11 @@ static void *watch_thread(void *arg)
 		 * 2 ms, 0.75 s with 10 ms; host changes still show within
 		 * tens of milliseconds. */
 		nanosleep(&batch_window, NULL);
-		ssize_t n = read(w->fd, buf, sizeof(buf));
-		if (n <= 0)
-			continue;
+		ssize_t more = read(w->fd, buf + n, sizeof(buf) - (size_t)n);
+		if (more > 0) {
+			note_moves(w, buf + n, (size_t)more);
+			n += more;
+		}
 		uint64_t last_dir_inval = 0;
 		for (char *p = buf; p < buf + n;) {
 			const struct inotify_event *ev = (const struct inotify_event *)p;
