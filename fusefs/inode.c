@@ -459,6 +459,16 @@ static void node_add_name(struct sfs_table *t, struct sfs_node *n, struct sfs_no
 	n->removed = false;
 }
 
+/* What a node found in PARENT now records as its last checked place: the
+ * current epoch when PARENT's own place is known in it (the root's always
+ * is), since the node was just found there. Lock held. */
+static uint64_t place_below(const struct sfs_table *t, const struct sfs_node *parent)
+{
+	uint64_t now = t->moves + 1;
+
+	return parent->is_root || parent->placed_at == now ? now : 0;
+}
+
 struct sfs_node *sfs_table_intern(struct sfs_table *t, struct sfs_node *parent, const char *name,
 				  const struct sfs_stat *st, bool store_base)
 {
@@ -475,6 +485,7 @@ struct sfs_node *sfs_table_intern(struct sfs_table *t, struct sfs_node *parent, 
 			n->refs++;
 		if (n->parent != parent || !n->name || strcmp(n->name, name) != 0)
 			node_add_name(t, n, parent, name, st->st.st_nlink);
+		n->placed_at = place_below(t, parent);
 	} else {
 		n = calloc(1, sizeof(*n));
 		if (n)
@@ -501,6 +512,7 @@ struct sfs_node *sfs_table_intern(struct sfs_table *t, struct sfs_node *parent, 
 		/* Nothing in the store is owned: everything there is private. */
 		n->owned = n->in_store ? 0 : -1;
 		n->mirror = n->in_store ? 0 : -1;
+		n->placed_at = place_below(t, parent);
 		hash_insert(t, n);
 		n->all_next = t->all.all_next;
 		n->all_prev = &t->all;
@@ -968,6 +980,8 @@ int sfs_node_check_place(struct sfs_table *t, struct sfs_node *n)
 		return -ESTALE;
 	pthread_mutex_lock(&t->lock);
 	n->placed_at = now;
+	if (loc.dir.node && loc.dir.node != n)
+		loc.dir.node->placed_at = now; /* its path was checked too */
 	pthread_mutex_unlock(&t->lock);
 	return 0;
 }
