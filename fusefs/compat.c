@@ -2,7 +2,7 @@
  * and /proc/self/fd for xattrs; the portable flavour (macOS, and Linux with
  * -Dportable_fallback=true) uses plain POSIX *at() calls with O_NOFOLLOW. */
 #include "compat.h"
-#include "util.h"
+#include "common/util.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -8,7 +8,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "util.h"
+#include "common/util.h"
 
 static bool creds_switchable;
 
@@ -32,8 +32,8 @@ int sfs_creds_enter(fuse_req_t req, struct sfs_creds *saved)
 	if (!creds_switchable || (ctx->uid == 0 && ctx->gid == 0))
 		return 0;
 
-	n = fuse_req_getgroups(req, (int)SFS_ARRAY_SIZE(small), small);
-	if (n > (int)SFS_ARRAY_SIZE(small)) {
+	n = fuse_req_getgroups(req, (int)ARRAY_SIZE(small), small);
+	if (n > (int)ARRAY_SIZE(small)) {
 		groups = calloc((size_t)n, sizeof(*groups));
 		if (!groups)
 			return -ENOMEM;

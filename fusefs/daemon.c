@@ -7,7 +7,8 @@
 #include "ops.h"
 #include "stats.h"
 #include "store.h"
-#include "util.h"
+#include "common/mountinfo.h"
+#include "common/util.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -38,59 +39,23 @@ static void error(const char *fmt, ...)
 	va_end(ap);
 }
 
-/* Undoes the octal escapes of /proc/self/mountinfo (\040 for a space). */
-static void unescape_mountinfo(char *s)
-{
-	char *out = s;
-
-	for (; *s; s++) {
-		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '7' && s[2] >= '0' && s[2] <= '7' &&
-		    s[3] >= '0' && s[3] <= '7') {
-			*out++ = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0'));
-			s += 3;
-		} else {
-			*out++ = *s;
-		}
-	}
-	*out = '\0';
-}
-
 /* Whether PATH (absolute, resolved) is a mount point; FSTYPE gets its type. */
 static bool is_mount_point(const char *path, char *fstype, size_t size)
 {
-	FILE *f = fopen("/proc/self/mountinfo", "re");
-	char line[8192];
-	bool found = false;
+	struct mount_entry e;
+	int r = mount_lookup(path, &e);
 
-	if (!f) {
-		/* Without /proc: a mount root sits on another device than its
-		 * parent directory. */
-		struct stat a, b;
-		char parent[PATH_MAX];
-		snprintf(parent, sizeof(parent), "%s/..", path);
-		snprintf(fstype, size, "unknown");
-		return stat(path, &a) == 0 && stat(parent, &b) == 0 && a.st_dev != b.st_dev;
+	if (r >= 0) {
+		snprintf(fstype, size, "%s", r ? e.fstype : "");
+		return r > 0;
 	}
-	while (fgets(line, sizeof(line), f)) {
-		/* id parent major:minor root mountpoint opts... - fstype src */
-		char *fields[5], *save = NULL, *p = line;
-		int i;
-		for (i = 0; i < 5; i++, p = NULL)
-			if (!(fields[i] = strtok_r(p, " ", &save)))
-				break;
-		if (i < 5)
-			continue;
-		unescape_mountinfo(fields[4]);
-		if (strcmp(fields[4], path) != 0)
-			continue;
-		char *rest = strtok_r(NULL, "\n", &save);
-		char *dash = rest ? strstr(rest, " - ") : NULL;
-		snprintf(fstype, size, "%s", dash ? dash + 3 : "unknown");
-		fstype[strcspn(fstype, " ")] = '\0';
-		found = true;
-	}
-	fclose(f);
-	return found;
+	/* Without /proc: a mount root sits on another device than its parent
+	 * directory. */
+	struct stat a, b;
+	char parent[PATH_MAX];
+	snprintf(parent, sizeof(parent), "%s/..", path);
+	snprintf(fstype, size, "unknown");
+	return stat(path, &a) == 0 && stat(parent, &b) == 0 && a.st_dev != b.st_dev;
 }
 
 /* Checks MOUNTPOINT and resolves it into RESOLVED. Messages name it. */
@@ -241,26 +206,26 @@ static int detach(const struct sfs_mount_opts *o)
  * that does not load stops the mount: there is no half-read policy. */
 static int load_policy(const struct sfs_mount_opts *o, const char *source, struct sfs_policy **out)
 {
-	char *errmsg = NULL;
-	int r = sfs_policy_load(&o->rules, source, out, &errmsg);
+	char *err = NULL;
+	int r = sfs_policy_load(&o->rules, source, out, &err);
 
 	if (r < 0) {
-		error("cannot load rules: %s", errmsg ? errmsg : strerror(-r));
-		free(errmsg);
+		error("cannot load rules: %s", err ? err : strerror(-r));
+		free(err);
 		return r;
 	}
-	r = sfs_git_protect_layout(*out, source, &errmsg);
+	r = sfs_git_protect_layout(*out, source, &err);
 	if (r < 0) {
 		/* What git would run from outside .git (core.hooksPath, a
 		 * separate gitdir) is unknown: no mount with that hole. */
 		error("%s; git's hooks directory cannot be protected, so nothing is mounted",
-		      errmsg ? errmsg : strerror(-r));
-		free(errmsg);
+		      err ? err : strerror(-r));
+		free(err);
 		sfs_policy_free(*out);
 		*out = NULL;
 		return r;
 	}
-	free(errmsg);
+	free(err);
 	return 0;
 }
 
@@ -300,7 +265,7 @@ static int absolute_path(const char *path, char *out, size_t size)
 /* The project's store: PATH, or the default one for SOURCE. */
 static int open_store(const char *path, const char *source, int source_fd, struct sfs_store **out)
 {
-	cleanup_free char *dflt = NULL, *errmsg = NULL;
+	cleanup_free char *dflt = NULL, *err = NULL;
 	int r = 0;
 
 	if (!path) {
@@ -312,16 +277,16 @@ static int open_store(const char *path, const char *source, int source_fd, struc
 		}
 		path = dflt;
 	}
-	r = sfs_store_open(path, source, source_fd, out, &errmsg);
+	r = sfs_store_open(path, source, source_fd, out, &err);
 	if (r < 0)
-		error("%s", errmsg ? errmsg : strerror(-r));
+		error("%s", err ? err : strerror(-r));
 	return r;
 }
 
 int sfs_store_main(const char *source, const char *store, bool clear)
 {
 	char resolved[PATH_MAX];
-	cleanup_free char *dflt = NULL, *errmsg = NULL;
+	cleanup_free char *dflt = NULL, *err = NULL;
 	uint64_t bytes, files;
 
 	if (!store) {
@@ -336,8 +301,8 @@ int sfs_store_main(const char *source, const char *store, bool clear)
 		store = dflt;
 	}
 	if (clear) {
-		if (sfs_store_clear(store, &errmsg) < 0) {
-			error("%s", errmsg ? errmsg : "cannot clear the store");
+		if (sfs_store_clear(store, &err) < 0) {
+			error("%s", err ? err : "cannot clear the store");
 			return 1;
 		}
 		printf("cleared %s\n", store);
@@ -408,7 +373,7 @@ int sfs_mount_main(const struct sfs_mount_opts *o)
 		close(rootfd);
 		return 1;
 	}
-	char *errmsg = NULL;
+	char *err = NULL;
 	struct sfs_store *store = NULL;
 	r = open_store(o->store, source, rootfd, &store);
 	if (r < 0) {
@@ -417,13 +382,13 @@ int sfs_mount_main(const struct sfs_mount_opts *o)
 		close(rootfd);
 		return 1;
 	}
-	r = sfs_fs_new(rootfd, &cfg, policy, audit, store, &fs, &errmsg);
+	r = sfs_fs_new(rootfd, &cfg, policy, audit, store, &fs, &err);
 	if (r < 0) {
-		if (errmsg)
-			error("%s", errmsg);
+		if (err)
+			error("%s", err);
 		else
 			error("cannot serve source '%s': %s", o->source, strerror(-r));
-		free(errmsg);
+		free(err);
 		return 1;
 	}
 	if (build_fuse_args(o, &args) < 0)

@@ -3,12 +3,11 @@
  * `sandyfs rules` (the effective merged policy), as text or --json. The
  * JSON carries exactly the fields the text shows.
  */
-#include <cjson/cJSON.h>
+#include <cJSON.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,10 +17,12 @@
 #include "compat.h"
 #include "explain.h"
 #include "owner.h"
+#include "path.h"
 #include "policy.h"
 #include "rules.h"
 #include "store.h"
-#include "util.h"
+#include "common/cli.h"
+#include "common/util.h"
 
 static const char explain_usage[] =
 	"usage: sandyfs explain [RULE OPTIONS] [--store DIR] [--json] SOURCE PATH...\n"
@@ -39,17 +40,13 @@ static const char rules_usage[] =
 	"The effective policy for SOURCE: the rule files read and every rule by class.\n"
 	"\n" SFS_RULE_OPTS_HELP "      --json             print JSON instead of text\n";
 
-static int usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int usage_error(const char *cmd, const char *fmt, ...)
-{
-	va_list ap;
+/* A usage error of `sandyfs CMD` points at `sandyfs CMD --help`. */
+static const struct cli explain_cli = {"sandyfs", "sandyfs explain --help", 2};
+static const struct cli rules_cli = {"sandyfs", "sandyfs rules --help", 2};
 
-	va_start(ap, fmt);
-	fputs("sandyfs: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fprintf(stderr, "\nsee 'sandyfs %s --help'\n", cmd);
-	va_end(ap);
-	return 2;
+static const struct cli *cli_of(const char *cmd)
+{
+	return strcmp(cmd, "rules") == 0 ? &rules_cli : &explain_cli;
 }
 
 struct cmd {
@@ -93,77 +90,26 @@ static int parse_args(int argc, char **argv, struct cmd *c, const char *usage)
 		case 'h':
 			fputs(usage, stdout);
 			return 0;
-		case ':':
-			return usage_error(argv[0], "option '%s' needs a value", argv[optind - 1]);
 		default:
-			return usage_error(argv[0], "unknown option '%s'", argv[optind - 1]);
+			return cli_bad_option(cli_of(argv[0]), opt, argv);
 		}
 	}
 	c->first_arg = optind;
 	return -1;
 }
 
-/* Appends component S[0..N) to OUT, handling "." and ".."; false on escape. */
-static bool push_component(char *out, size_t *len, const char *s, size_t n)
+/* PATH normalised lexically (see path.h), malloc'ed; NULL when a relative
+ * PATH leaves its top. */
+static char *normalised(const char *path)
 {
-	if (n == 0 || (n == 1 && s[0] == '.'))
-		return true;
-	if (n == 2 && s[0] == '.' && s[1] == '.') {
-		char *slash;
+	size_t cap = strlen(path) + 2;
+	char *out = malloc(cap);
 
-		if (*len == 0)
-			return false;
-		out[*len] = '\0';
-		slash = strrchr(out, '/');
-		*len = slash ? (size_t)(slash - out) : 0;
-		out[*len] = '\0';
-		return true;
-	}
-	if (*len > 0)
-		out[(*len)++] = '/';
-	memcpy(out + *len, s, n);
-	*len += n;
-	out[*len] = '\0';
-	return true;
-}
-
-/* Lexically normalised form of P (no ".", "..", "//"); NULL when it escapes. */
-static char *normalise(const char *p)
-{
-	char *out = malloc(strlen(p) + 2);
-	size_t len = 0;
-
-	if (!out)
+	if (out && sfs_path_normalise(path, out, cap) < 0) {
+		free(out);
 		return NULL;
-	out[0] = '\0';
-	while (*p) {
-		size_t n = strcspn(p, "/");
-
-		if (!push_component(out, &len, p, n)) {
-			free(out);
-			return NULL;
-		}
-		p += n;
-		if (*p == '/')
-			p++;
 	}
 	return out;
-}
-
-/* P with PREFIX (a normalised directory) removed, or NULL when not inside. */
-static const char *strip_dir(const char *p, const char *prefix)
-{
-	size_t n = strlen(prefix);
-
-	if (n == 0)
-		return p;
-	if (strncmp(p, prefix, n) != 0)
-		return NULL;
-	if (p[n] == '\0')
-		return p + n;
-	if (p[n] == '/')
-		return p + n + 1;
-	return NULL;
 }
 
 /*
@@ -178,28 +124,29 @@ static char *relative_path(const char *source, const char *arg)
 	const char *rest = NULL;
 
 	if (arg[0] == '/') {
-		narg = normalise(arg + 1);
+		narg = normalised(arg);
 		if (realpath(source, real))
-			nreal = normalise(real + 1);
+			nreal = normalised(real);
 		if (source[0] == '/') {
-			nsrc = normalise(source + 1);
+			nsrc = normalised(source);
 		} else if ((cwd = getcwd(NULL, 0)) &&
 			   asprintf(&abs_src, "%s/%s", cwd, source) >= 0) {
-			nsrc = normalise(abs_src + 1);
+			nsrc = normalised(abs_src);
 		}
 		if (narg && nreal)
-			rest = strip_dir(narg, nreal);
+			rest = sfs_path_below(narg, nreal);
 		if (!rest && narg && nsrc)
-			rest = strip_dir(narg, nsrc);
+			rest = sfs_path_below(narg, nsrc);
 		if (!rest) {
 			fprintf(stderr, "sandyfs: path '%s' is outside '%s'\n", arg, source);
 			return NULL;
 		}
 		return strdup(rest);
 	}
-	nsrc = normalise(source);
-	narg = normalise(arg);
-	if (narg && nsrc && *nsrc && source[0] != '/' && (rest = strip_dir(narg, nsrc)) && *rest) {
+	nsrc = normalised(source);
+	narg = normalised(arg);
+	if (narg && nsrc && *nsrc && source[0] != '/' && (rest = sfs_path_below(narg, nsrc)) &&
+	    *rest) {
 		/* Written as SOURCE/PATH. */
 		return strdup(rest);
 	}
@@ -367,7 +314,7 @@ int sandyfs_cmd_explain(int argc, char **argv)
 	if (rc >= 0)
 		goto out;
 	if (argc - c.first_arg < 2) {
-		rc = usage_error(argv[0], "explain needs SOURCE and at least one PATH");
+		rc = cli_usage_error(cli_of(argv[0]), "explain needs SOURCE and at least one PATH");
 		goto out;
 	}
 	source = argv[c.first_arg];
@@ -502,8 +449,8 @@ int sandyfs_cmd_rules(int argc, char **argv)
 	if (rc >= 0)
 		goto out;
 	if (argc - c.first_arg != 1) {
-		rc = usage_error(argv[0], "rules needs exactly one SOURCE%s",
-				 argc - c.first_arg > 1 ? " (too many arguments)" : "");
+		rc = cli_usage_error(cli_of(argv[0]), "rules needs exactly one SOURCE%s",
+				     argc - c.first_arg > 1 ? " (too many arguments)" : "");
 		goto out;
 	}
 	rc = load(&c, argv[c.first_arg], &p);

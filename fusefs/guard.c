@@ -1,7 +1,9 @@
 /* guard.c - see guard.h. */
 #include "guard.h"
 #include "compat.h"
-#include "util.h"
+#include "path.h"
+#include "common/err.h"
+#include "common/util.h"
 
 #include "canon.h"
 
@@ -40,12 +42,6 @@ struct sfs_guard {
 	struct overlay *overlays;
 	size_t noverlays;
 };
-
-static bool is_strict(enum sfs_class cls)
-{
-	return cls == SFS_CLASS_PROTECTED || cls == SFS_CLASS_HIDDEN || cls == SFS_CLASS_OVERLAY ||
-	       cls == SFS_CLASS_IMMUTABLE;
-}
 
 static int canon_name(const char *name, size_t len, char *out, size_t cap)
 {
@@ -100,7 +96,7 @@ static int collect_shadows(struct sfs_guard *g)
 
 	for (size_t i = 0; r == 0 && i < sfs_policy_rule_count(g->policy); i++) {
 		const struct sfs_rule *rule = sfs_policy_rule(g->policy, i);
-		if (is_strict(rule->cls) && !rule->released_by)
+		if (sfs_class_protective(rule->cls) && !rule->released_by)
 			r = add_shadows(g, rule->pattern);
 	}
 	for (size_t i = 0; r == 0 && i < sfs_policy_immutable_count(g->policy); i++)
@@ -109,11 +105,11 @@ static int collect_shadows(struct sfs_guard *g)
 }
 
 int sfs_guard_new(struct sfs_policy *policy, struct sfs_audit *audit, struct sfs_owner *owner,
-		  struct sfs_table *table, struct sfs_guard **out, char **errmsg)
+		  struct sfs_table *table, struct sfs_guard **out, char **err)
 {
 	struct sfs_guard *g = calloc(1, sizeof(*g));
 
-	*errmsg = NULL;
+	*err = NULL;
 	if (!g) {
 		sfs_audit_close(audit);
 		sfs_policy_free(policy);
@@ -137,13 +133,11 @@ int sfs_guard_new(struct sfs_policy *policy, struct sfs_audit *audit, struct sfs
 			continue;
 		int fd = open(r->overlay_file, O_RDONLY | O_CLOEXEC | O_NOCTTY);
 		if (fd < 0) {
-			int e = errno;
-			if (asprintf(errmsg, "cannot open overlay file '%s' (for '%s', %s:%d): %s",
-				     r->overlay_file, r->pattern, r->file, r->line,
-				     strerror(e)) < 0)
-				*errmsg = NULL;
+			int e = err_set(
+				err, errno, "cannot open overlay file '%s' (for '%s', %s:%d): %s",
+				r->overlay_file, r->pattern, r->file, r->line, strerror(errno));
 			sfs_guard_free(g);
-			return -e;
+			return e;
 		}
 		g->overlays[g->noverlays++] = (struct overlay){r->overlay_file, fd};
 	}
@@ -171,22 +165,6 @@ void sfs_guard_free(struct sfs_guard *g)
 	sfs_policy_free(g->policy);
 	sfs_owner_free(g->owner);
 	free(g);
-}
-
-int sfs_guard_path(struct sfs_guard *g, struct sfs_node *parent, const char *name, char *buf,
-		   size_t size)
-{
-	int r = sfs_node_relpath(g->table, parent, buf, size);
-
-	if (r < 0 || !name)
-		return r;
-	size_t len = strlen(buf), nl = strlen(name);
-	if (len + nl + 2 > size)
-		return -ENAMETOOLONG;
-	if (len)
-		buf[len++] = '/';
-	memcpy(buf + len, name, nl + 1);
-	return 0;
 }
 
 int sfs_guard_visible(struct sfs_guard *g, const char *relpath, int *overlay_fd, bool *private)
@@ -422,7 +400,7 @@ static int scan_subtree(struct scan *s, int at_fd, size_t from_len, size_t to_le
 		return -errno;
 	DIR *dp = fdopendir(fd);
 	if (!dp) {
-		sfs_close_keep_errno(fd);
+		close_keep_errno(fd);
 		return -errno;
 	}
 	int r = 0;
@@ -434,15 +412,12 @@ static int scan_subtree(struct scan *s, int at_fd, size_t from_len, size_t to_le
 			r = -EXDEV;
 			break;
 		}
-		size_t nl = strlen(de->d_name);
-		if (from_len + nl + 2 > sizeof(s->from) || to_len + nl + 2 > sizeof(s->to)) {
-			r = -ENAMETOOLONG;
+		size_t nl = strlen(de->d_name), from_sub = from_len, to_sub = to_len;
+		r = sfs_path_append(s->from, sizeof(s->from), &from_sub, de->d_name, nl);
+		if (r == 0)
+			r = sfs_path_append(s->to, sizeof(s->to), &to_sub, de->d_name, nl);
+		if (r < 0)
 			break;
-		}
-		s->from[from_len] = '/';
-		memcpy(s->from + from_len + 1, de->d_name, nl + 1);
-		s->to[to_len] = '/';
-		memcpy(s->to + to_len + 1, de->d_name, nl + 1);
 		bool is_dir = de->d_type == DT_DIR;
 		if (de->d_type == DT_UNKNOWN) {
 			struct stat st;
@@ -457,8 +432,7 @@ static int scan_subtree(struct scan *s, int at_fd, size_t from_len, size_t to_le
 			if (sub < 0) {
 				r = errno == ENOENT ? 0 : -errno;
 			} else {
-				r = scan_subtree(s, sub, from_len + 1 + nl, to_len + 1 + nl,
-						 depth + 1);
+				r = scan_subtree(s, sub, from_sub, to_sub, depth + 1);
 				close(sub);
 			}
 		}

@@ -49,13 +49,8 @@ struct sfs_subject {
 /* Takes ownership of POLICY, AUDIT (which may be NULL) and OWNER. Overlay
  * files the policy names are opened here, once, read-only. */
 int sfs_guard_new(struct sfs_policy *policy, struct sfs_audit *audit, struct sfs_owner *owner,
-		  struct sfs_table *table, struct sfs_guard **out, char **errmsg);
+		  struct sfs_table *table, struct sfs_guard **out, char **err);
 void sfs_guard_free(struct sfs_guard *g);
-
-/* PARENT's path relative to SOURCE joined with NAME (NAME NULL: PARENT's
- * own path), into BUF. -ESTALE when PARENT has no known name. */
-int sfs_guard_path(struct sfs_guard *g, struct sfs_node *parent, const char *name, char *buf,
-		   size_t size);
 
 /* What a lookup or a directory listing shows at RELPATH: -ENOENT for a
  * hidden path; for an overlay, the fd of the host file to serve in

@@ -1,7 +1,8 @@
 /* inode.c - see inode.h. One mutex guards the whole table: every critical
  * section is a few pointer updates, and host calls are made outside it. */
 #include "inode.h"
-#include "util.h"
+#include "path.h"
+#include "common/util.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -663,21 +664,17 @@ static int path_below(const struct sfs_node *base, const struct sfs_node *n, cha
 		if (!a->name || depth == MAX_DEPTH)
 			return a->name ? -ELOOP : gone_error(a);
 		chain[depth++] = a;
-		len += strlen(a->name) + 1;
 	}
-	if (len + 1 > size)
+	if (size == 0)
 		return -ENAMETOOLONG;
-	char *p = buf;
+	buf[0] = '\0';
 	while (depth > 0) {
 		const char *name = chain[--depth]->name;
-		size_t l = strlen(name);
-		memcpy(p, name, l);
-		p += l;
-		*p++ = '/';
+		int r = sfs_path_append(buf, size, &len, name, strlen(name));
+
+		if (r < 0)
+			return r;
 	}
-	if (p > buf)
-		p--;
-	*p = '\0';
 	return 0;
 }
 
@@ -697,11 +694,17 @@ static int path_below_alloc(const struct sfs_node *base, const struct sfs_node *
 	return path_below(base, n, *out, len);
 }
 
-int sfs_node_relpath(struct sfs_table *t, struct sfs_node *n, char *buf, size_t size)
+int sfs_node_relpath(struct sfs_table *t, struct sfs_node *n, const char *name, char *buf,
+		     size_t size)
 {
 	pthread_mutex_lock(&t->lock);
 	int r = path_below(&t->root, n, buf, size);
 	pthread_mutex_unlock(&t->lock);
+	if (r == 0 && name) {
+		size_t len = strlen(buf);
+
+		r = sfs_path_append(buf, size, &len, name, strlen(name));
+	}
 	return r;
 }
 
@@ -711,15 +714,12 @@ int sfs_node_alias_relpath(struct sfs_table *t, struct sfs_node *n, unsigned i, 
 	pthread_mutex_lock(&t->lock);
 	int r = -ENOENT;
 	if (i < n->naliases) {
-		size_t nl = strlen(n->aliases[i].name);
 		r = path_below(&t->root, n->aliases[i].parent, buf, size);
-		size_t len = r == 0 ? strlen(buf) : 0;
-		if (r == 0 && len + nl + 2 > size)
-			r = -ENAMETOOLONG;
 		if (r == 0) {
-			if (len)
-				buf[len++] = '/';
-			memcpy(buf + len, n->aliases[i].name, nl + 1);
+			size_t len = strlen(buf);
+			const char *name = n->aliases[i].name;
+
+			r = sfs_path_append(buf, size, &len, name, strlen(name));
 		}
 	}
 	pthread_mutex_unlock(&t->lock);
@@ -842,7 +842,7 @@ int sfs_anchor_get(struct sfs_table *t, struct sfs_node *dir, struct sfs_anchor 
 	}
 	pin(t, dir, out);
 	node_unref(t, dir);
-	nvictims += evict(t, victims + nvictims, SFS_ARRAY_SIZE(victims) - nvictims);
+	nvictims += evict(t, victims + nvictims, ARRAY_SIZE(victims) - nvictims);
 	pthread_mutex_unlock(&t->lock);
 	for (size_t i = 0; i < nvictims; i++)
 		close(victims[i]);

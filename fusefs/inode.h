@@ -109,9 +109,11 @@ static inline void sfs_location_put(struct sfs_location *l)
 }
 #define cleanup_location __attribute__((cleanup(sfs_location_put)))
 
-/* N's path relative to SOURCE ("" for the root) into BUF: for the policy
- * and for messages. -ESTALE when N has no known name, -ENAMETOOLONG. */
-int sfs_node_relpath(struct sfs_table *t, struct sfs_node *n, char *buf, size_t size);
+/* N's path relative to SOURCE ("" for the root), joined with NAME unless
+ * NAME is NULL, into BUF: for the policy and for messages. -ESTALE when N
+ * has no known name, -ENAMETOOLONG. */
+int sfs_node_relpath(struct sfs_table *t, struct sfs_node *n, const char *name, char *buf,
+		     size_t size);
 
 /* The path of N's I-th other name (a hard link the kernel also knows):
  * -ENOENT past the last one. */

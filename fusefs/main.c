@@ -6,9 +6,9 @@
 #include "daemon.h"
 #include "explain.h"
 #include "rules.h"
+#include "common/cli.h"
 
 #include <getopt.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,30 +48,7 @@ static const char usage_text[] =
 	"`sandyfs store` prints where SOURCE's store is and its size; --clear removes it\n"
 	"(refused while a mount of the project runs).\n";
 
-static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int usage_error(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	fputs("sandyfs: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fputs("\nsee 'sandyfs --help'\n", stderr);
-	va_end(ap);
-	return 2;
-}
-
-/* getopt's verdict on ARGV[optind - 1], in our words. */
-static int bad_option(int c, char **argv)
-{
-	const char *arg = argv[optind - 1];
-
-	if (c == ':')
-		return usage_error("option '%s' needs a value", arg);
-	if (optopt && optopt < 256)
-		return usage_error("unknown option '-%c'", optopt);
-	return usage_error("unknown option '%s'", arg);
-}
+static const struct cli sandyfs_cli = {"sandyfs", "sandyfs --help", 2};
 
 static char *append_opt(char *list, const char *opt)
 {
@@ -153,13 +130,13 @@ static int cmd_mount(int argc, char **argv)
 			status = 0;
 			goto out;
 		default:
-			status = bad_option(c, argv);
+			status = cli_bad_option(&sandyfs_cli, c, argv);
 			goto out;
 		}
 	}
 	if (argc - optind != 2) {
-		status = usage_error("mount needs SOURCE and MOUNTPOINT%s",
-				     argc - optind > 2 ? " (too many arguments)" : "");
+		status = cli_usage_error(&sandyfs_cli, "mount needs SOURCE and MOUNTPOINT%s",
+					 argc - optind > 2 ? " (too many arguments)" : "");
 		goto out;
 	}
 	o.source = argv[optind];
@@ -196,12 +173,12 @@ static int cmd_store(int argc, char **argv)
 			fputs(usage_text, stdout);
 			return 0;
 		default:
-			return bad_option(c, argv);
+			return cli_bad_option(&sandyfs_cli, c, argv);
 		}
 	}
 	if (argc - optind != 1)
-		return usage_error("store needs exactly one SOURCE%s",
-				   argc - optind > 1 ? " (too many arguments)" : "");
+		return cli_usage_error(&sandyfs_cli, "store needs exactly one SOURCE%s",
+				       argc - optind > 1 ? " (too many arguments)" : "");
 	return sfs_store_main(argv[optind], store, clear);
 }
 
@@ -212,16 +189,16 @@ static int cmd_umount(int argc, char **argv)
 		return 0;
 	}
 	if (argc != 2)
-		return usage_error("umount needs exactly one MOUNTPOINT");
+		return cli_usage_error(&sandyfs_cli, "umount needs exactly one MOUNTPOINT");
 	if (argv[1][0] == '-')
-		return usage_error("unknown option '%s'", argv[1]);
+		return cli_usage_error(&sandyfs_cli, "unknown option '%s'", argv[1]);
 	return sfs_umount_main(argv[1]);
 }
 
 int main(int argc, char **argv)
 {
 	if (argc < 2)
-		return usage_error("no command given");
+		return cli_usage_error(&sandyfs_cli, "no command given");
 	const char *cmd = argv[1];
 	if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
 		fputs(usage_text, stdout);
@@ -243,6 +220,6 @@ int main(int argc, char **argv)
 	if (!strcmp(cmd, "store"))
 		return cmd_store(argc - 1, argv + 1);
 	if (cmd[0] == '-')
-		return usage_error("unknown option '%s'", cmd);
-	return usage_error("unknown command '%s'", cmd);
+		return cli_usage_error(&sandyfs_cli, "unknown option '%s'", cmd);
+	return cli_usage_error(&sandyfs_cli, "unknown command '%s'", cmd);
 }

@@ -19,7 +19,8 @@
 #include "owner.h"
 #include "stats.h"
 #include "store.h"
-#include "util.h"
+#include "path.h"
+#include "common/util.h"
 #include "watch.h"
 
 #include <dirent.h>
@@ -75,14 +76,14 @@ struct sfs_dir_handle {
 };
 
 int sfs_fs_new(int rootfd, const struct sfs_fs_config *cfg, struct sfs_policy *policy,
-	       struct sfs_audit *audit, struct sfs_store *store, struct sfs_fs **out, char **errmsg)
+	       struct sfs_audit *audit, struct sfs_store *store, struct sfs_fs **out, char **err)
 {
 	struct sfs_owner *owner = NULL;
 	struct sfs_stat st;
 	struct sfs_fs *fs;
 	int r = sfs_stat_fd(rootfd, &st);
 
-	*errmsg = NULL;
+	*err = NULL;
 	fs = r == 0 ? calloc(1, sizeof(*fs)) : NULL;
 	if (r == 0 && !fs)
 		r = -ENOMEM;
@@ -102,7 +103,7 @@ int sfs_fs_new(int rootfd, const struct sfs_fs_config *cfg, struct sfs_policy *p
 	}
 	fs->store = store;
 	sfs_table_set_store(fs->table, sfs_store_tree_fd(store));
-	r = sfs_guard_new(policy, audit, owner, fs->table, &fs->guard, errmsg);
+	r = sfs_guard_new(policy, audit, owner, fs->table, &fs->guard, err);
 	if (r < 0) {
 		sfs_table_free(fs->table);
 		sfs_store_free(store);
@@ -114,7 +115,7 @@ int sfs_fs_new(int rootfd, const struct sfs_fs_config *cfg, struct sfs_policy *p
 	fs->no_open = cfg->no_open;
 	fs->no_opendir = true;
 	pthread_mutex_init(&fs->created_lock, NULL);
-	for (size_t i = 0; i < SFS_ARRAY_SIZE(fs->created); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(fs->created); i++)
 		fs->created[i].fd = -1;
 	if (cfg->watch_host && sfs_watch_new(fs->table, rootfd, &fs->stats, &fs->watch) == 0)
 		sfs_watch_dir(fs->watch, sfs_table_root(fs->table), rootfd, NULL);
@@ -139,7 +140,7 @@ void sfs_fs_free(struct sfs_fs *fs)
 	if (!fs)
 		return;
 	sfs_fs_stop(fs);
-	for (size_t i = 0; i < SFS_ARRAY_SIZE(fs->created); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(fs->created); i++)
 		if (fs->created[i].fd >= 0)
 			close(fs->created[i].fd);
 	pthread_mutex_destroy(&fs->created_lock);
@@ -194,7 +195,7 @@ static int check_node(fuse_req_t req, struct sfs_node *n, enum sfs_op op, const 
 	struct sfs_caller c = caller_of(req);
 	struct sfs_subject who = SFS_SUBJECT_NODE(n);
 	char path[SFS_PATH_MAX];
-	int r = sfs_guard_path(fs->guard, n, NULL, path, sizeof(path));
+	int r = sfs_node_relpath(fs->table, n, NULL, path, sizeof(path));
 
 	if (r == -ENOENT && is_nameless_orphan(fs, n))
 		return 0;
@@ -238,7 +239,7 @@ static int open_mirror(struct sfs_fs *fs, struct sfs_node *parent, bool create,
 	sfs_node_info(fs->table, parent, &info);
 	if (info.mirror == 0 && !create)
 		return -ENOENT;
-	int r = sfs_guard_path(fs->guard, parent, NULL, path, sizeof(path));
+	int r = sfs_node_relpath(fs->table, parent, NULL, path, sizeof(path));
 	if (r < 0)
 		return r;
 	int fd = sfs_store_mirror(fs->store, sfs_table_rootfd(fs->table), path, create);
@@ -401,7 +402,7 @@ static int open_node_as(fuse_req_t as_caller, struct sfs_fs *fs, struct sfs_node
 	if ((flags & O_TRUNC) && S_ISREG(st.st.st_mode) &&
 	    (r = truncate_opened(fs, n, &loc, fd, flags)) < 0)
 		return r;
-	return sfs_steal_fd(&fd);
+	return steal_fd(&fd);
 }
 
 static int open_node(struct sfs_fs *fs, struct sfs_node *n, int flags)
@@ -497,7 +498,7 @@ static void keep_created(struct sfs_fs *fs, struct sfs_node *n, int fd, int accm
 
 	sfs_node_info(fs->table, n, &info);
 	pthread_mutex_lock(&fs->created_lock);
-	struct created_fd *slot = &fs->created[fs->created_next++ % SFS_ARRAY_SIZE(fs->created)];
+	struct created_fd *slot = &fs->created[fs->created_next++ % ARRAY_SIZE(fs->created)];
 	if (slot->fd >= 0)
 		close(slot->fd);
 	*slot = (struct created_fd){n, info.generation, fd, accmode};
@@ -513,7 +514,7 @@ static int created_dup(struct sfs_fs *fs, struct sfs_node *n, int accmode)
 
 	sfs_node_info(fs->table, n, &info);
 	pthread_mutex_lock(&fs->created_lock);
-	for (size_t i = 0; i < SFS_ARRAY_SIZE(fs->created) && fd < 0; i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(fs->created) && fd < 0; i++) {
 		struct created_fd *c = &fs->created[i];
 		if (c->fd >= 0 && c->node == n && c->generation == info.generation &&
 		    (c->accmode == accmode || c->accmode == O_RDWR))
@@ -557,7 +558,7 @@ static int io_fd_get(struct sfs_fs *fs, struct sfs_node *n, const struct fuse_fi
 static void io_fd_put(struct io_fd *io)
 {
 	if (io->owned)
-		sfs_close_keep_errno(io->fd);
+		close_keep_errno(io->fd);
 	io->owned = false;
 }
 #define cleanup_io __attribute__((cleanup(io_fd_put)))
@@ -615,7 +616,7 @@ static void sfs_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 		fuse_reply_err(req, ENAMETOOLONG);
 		return;
 	}
-	int r = sfs_guard_path(fs->guard, node_of(req, parent), name, path, sizeof(path));
+	int r = sfs_node_relpath(fs->table, node_of(req, parent), name, path, sizeof(path));
 	if (r == 0) {
 		v = view_of(fs, path);
 		r = v.err;
@@ -785,7 +786,7 @@ static int check_setattr(fuse_req_t req, struct sfs_node *n, const struct stat *
 		if (attr->st_mode & ~st.st.st_mode & (S_ISUID | S_ISGID)) {
 			struct sfs_caller c = caller_of(req);
 			char path[SFS_PATH_MAX];
-			r = sfs_guard_path(fs_of(req)->guard, n, NULL, path, sizeof(path));
+			r = sfs_node_relpath(fs_of(req)->table, n, NULL, path, sizeof(path));
 			return r < 0 ? r
 				     : sfs_guard_deny_builtin(fs_of(req)->guard, &c, path, "chmod",
 							      "set-uid and set-gid bits are never "
@@ -879,7 +880,7 @@ static int change_locate(fuse_req_t req, fuse_ino_t parent, const char *name, bo
 
 	if (strlen(name) > NAME_MAX)
 		return -ENAMETOOLONG;
-	int r = sfs_guard_path(fs->guard, dir, name, ch->path, sizeof(ch->path));
+	int r = sfs_node_relpath(fs->table, dir, name, ch->path, sizeof(ch->path));
 	if (r < 0)
 		return r;
 	sfs_node_info(fs->table, dir, &info);
@@ -1116,7 +1117,7 @@ static int keep_before_removal(struct sfs_fs *fs, int dirfd, const char *name,
 static void created_drop(struct sfs_fs *fs, const struct sfs_node *n)
 {
 	pthread_mutex_lock(&fs->created_lock);
-	for (size_t i = 0; i < SFS_ARRAY_SIZE(fs->created); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(fs->created); i++) {
 		struct created_fd *c = &fs->created[i];
 		if (c->fd >= 0 && c->node == n) {
 			close(c->fd);
@@ -1170,7 +1171,7 @@ static void remove_name(fuse_req_t req, fuse_ino_t parent, const char *name, boo
 			if (known)
 				name_removed(fs, ch.in_store, &st);
 		}
-		keep_after_removal(fs, gone, r == 0 ? kept : (sfs_close_keep_errno(kept), -1));
+		keep_after_removal(fs, gone, r == 0 ? kept : (close_keep_errno(kept), -1));
 	}
 	fuse_reply_err(req, -r);
 }
@@ -1265,7 +1266,7 @@ static void sfs_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse
 		if (after & SFS_MARK_NEW)
 			mark_moved(fs, from.dir.fd, name, &new_st);
 	}
-	keep_after_removal(fs, replaced, r == 0 ? kept : (sfs_close_keep_errno(kept), -1));
+	keep_after_removal(fs, replaced, r == 0 ? kept : (close_keep_errno(kept), -1));
 	fuse_reply_err(req, -r);
 }
 
@@ -1325,7 +1326,7 @@ static void sfs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	if (r == 0)
 		r = handle_new(fi, fd, host_open_flags(fi->flags));
 	if (r < 0) {
-		sfs_close_keep_errno(fd);
+		close_keep_errno(fd);
 		fuse_reply_err(req, -r);
 		return;
 	}
@@ -1370,7 +1371,7 @@ static void sfs_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode
 	if (r == 0)
 		r = lookup_at(fs, node_of(req, parent), ch.dir.fd, name, ch.path, NULL, &e, NULL);
 	if (r < 0) {
-		sfs_close_keep_errno(fd);
+		close_keep_errno(fd);
 		fuse_reply_err(req, -r);
 		return;
 	}
@@ -1504,7 +1505,7 @@ static int dir_handle_open(struct sfs_fs *fs, struct sfs_node *n, struct sfs_dir
 	if (fd >= 0) {
 		d->dp = fdopendir(fd);
 		if (!d->dp) {
-			sfs_close_keep_errno(fd);
+			close_keep_errno(fd);
 			fd = -errno;
 		}
 	}
@@ -1564,14 +1565,7 @@ static bool is_dot_or_dotdot(const char *name)
  * PATH (SFS_PATH_MAX bytes). */
 static bool entry_path(char *path, size_t dirlen, const char *name)
 {
-	size_t nl = strlen(name);
-
-	if (dirlen + nl + 2 > SFS_PATH_MAX)
-		return false;
-	if (dirlen)
-		path[dirlen++] = '/';
-	memcpy(path + dirlen, name, nl + 1);
-	return true;
+	return sfs_path_append(path, SFS_PATH_MAX, &dirlen, name, strlen(name)) == 0;
 }
 
 /* One entry into a readdir reply at *P (*REM bytes left): its size, which
@@ -1615,7 +1609,7 @@ static int add_private_entries(fuse_req_t req, struct sfs_node *parent, char *pa
 	int fd = openat(mirror.fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	DIR *dp = fd >= 0 ? fdopendir(fd) : NULL;
 	if (!dp) {
-		sfs_close_keep_errno(fd);
+		close_keep_errno(fd);
 		return -errno;
 	}
 	/* The names, sorted, so that an index means the same entry in the
@@ -1690,7 +1684,7 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t offset
 	char path[SFS_PATH_MAX] = "";
 	/* What the policy hides is left out, so every entry is judged by its
 	 * path: a directory without one lists nothing. */
-	int err = buf ? -sfs_guard_path(fs->guard, parent, NULL, path, sizeof(path)) : ENOMEM;
+	int err = buf ? -sfs_node_relpath(fs->table, parent, NULL, path, sizeof(path)) : ENOMEM;
 	size_t dirlen = strlen(path);
 
 	if (!err && opened < 0)
@@ -2025,7 +2019,7 @@ static int refuse_mark(fuse_req_t req, struct sfs_node *n, const char *name, con
 
 	if (!sfs_owner_is_mark(name))
 		return 0;
-	int r = sfs_guard_path(fs_of(req)->guard, n, NULL, path, sizeof(path));
+	int r = sfs_node_relpath(fs_of(req)->table, n, NULL, path, sizeof(path));
 	return r < 0 ? r
 		     : sfs_guard_deny_builtin(fs_of(req)->guard, &c, path, opname,
 					      "the ownership mark is never set or removed through "

@@ -34,11 +34,10 @@ struct sfs_store;
 
 /* Takes ownership of ROOTFD (an anchor fd on SOURCE), POLICY, AUDIT (NULL:
  * no audit log) and STORE (the project's store, store.h: where private
- * directories live and ownership records are kept). On failure *ERRMSG
+ * directories live and ownership records are kept). On failure *ERR
  * may say more. */
 int sfs_fs_new(int rootfd, const struct sfs_fs_config *cfg, struct sfs_policy *policy,
-	       struct sfs_audit *audit, struct sfs_store *store, struct sfs_fs **out,
-	       char **errmsg);
+	       struct sfs_audit *audit, struct sfs_store *store, struct sfs_fs **out, char **err);
 void sfs_fs_free(struct sfs_fs *fs);
 /* Starts and stops what runs beside the request loop (host change
  * notifications): after the mount, in the process that serves it. */

@@ -1,6 +1,6 @@
 /* owner.c - see owner.h. */
 #include "owner.h"
-#include "util.h"
+#include "common/util.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -146,7 +146,7 @@ static int load_records(struct sfs_owner *o)
 		return errno == ENOENT ? 0 : -errno;
 	FILE *f = fdopen(fd, "r");
 	if (!f) {
-		sfs_close_keep_errno(fd);
+		close_keep_errno(fd);
 		return -errno;
 	}
 	char line[96];

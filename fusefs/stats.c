@@ -1,7 +1,7 @@
 /* stats.c - see stats.h. */
 
 #include "stats.h"
-#include "util.h"
+#include "common/util.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,7 +1,8 @@
 /* store.c - see store.h. */
 #include "store.h"
 #include "compat.h"
-#include "util.h"
+#include "common/err.h"
+#include "common/util.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -22,19 +23,6 @@
 struct sfs_store {
 	int dir_fd, tree_fd, lock_fd;
 };
-
-static int set_err(char **errmsg, int err, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static int set_err(char **errmsg, int err, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	if (vasprintf(errmsg, fmt, ap) < 0)
-		*errmsg = NULL;
-	va_end(ap);
-	return -err;
-}
 
 static char *cache_dir(void)
 {
@@ -124,35 +112,34 @@ static void copy_dir_attrs(int dirfd, const char *name, const struct stat *st)
 }
 
 int sfs_store_open(const char *path, const char *source_resolved, int source_fd,
-		   struct sfs_store **out, char **errmsg)
+		   struct sfs_store **out, char **err)
 {
 	struct sfs_store *s;
 	struct stat st;
 	int r;
 
 	*out = NULL;
-	*errmsg = NULL;
+	*err = NULL;
 	r = make_path(path, 0700);
 	if (r < 0)
-		return set_err(errmsg, -r, "cannot make store directory '%s': %s", path,
-			       strerror(-r));
+		return err_set(err, -r, "cannot make store directory '%s': %s", path, strerror(-r));
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
 	s->tree_fd = s->lock_fd = -1;
 	s->dir_fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (s->dir_fd < 0) {
-		r = set_err(errmsg, errno, "cannot open store '%s': %s", path, strerror(errno));
+		r = err_set(err, errno, "cannot open store '%s': %s", path, strerror(errno));
 		goto fail;
 	}
 	s->lock_fd = openat(s->dir_fd, "lock", O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (s->lock_fd < 0) {
-		r = set_err(errmsg, errno, "cannot lock store '%s': %s", path, strerror(errno));
+		r = err_set(err, errno, "cannot lock store '%s': %s", path, strerror(errno));
 		goto fail;
 	}
 	if (flock(s->lock_fd, LOCK_SH | LOCK_NB) < 0) {
 		int e = errno == EWOULDBLOCK ? EBUSY : errno;
-		r = set_err(errmsg, e, "cannot lock store '%s': %s (is it being cleared?)", path,
+		r = err_set(err, e, "cannot lock store '%s': %s (is it being cleared?)", path,
 			    strerror(e));
 		goto fail;
 	}
@@ -165,13 +152,13 @@ int sfs_store_open(const char *path, const char *source_resolved, int source_fd,
 	if (mkdirat(s->dir_fd, "tree", 0755) == 0 && fstat(source_fd, &st) == 0)
 		copy_dir_attrs(s->dir_fd, "tree", &st);
 	else if (errno != EEXIST) {
-		r = set_err(errmsg, errno, "cannot make the tree of store '%s': %s", path,
+		r = err_set(err, errno, "cannot make the tree of store '%s': %s", path,
 			    strerror(errno));
 		goto fail;
 	}
 	s->tree_fd = openat(s->dir_fd, "tree", sfs_anchor_flags());
 	if (s->tree_fd < 0) {
-		r = set_err(errmsg, errno, "cannot open the tree of store '%s': %s", path,
+		r = err_set(err, errno, "cannot open the tree of store '%s': %s", path,
 			    strerror(errno));
 		goto fail;
 	}
@@ -238,13 +225,13 @@ int sfs_store_mirror(struct sfs_store *s, int source_fd, const char *relpath, bo
 			if (mkdirat(cur, comp, 0700) == 0)
 				copy_dir_attrs(cur, comp, &st);
 			else if (errno != EEXIST) {
-				sfs_close_keep_errno(cur);
+				close_keep_errno(cur);
 				return -errno;
 			}
 			fd = openat(cur, comp, sfs_anchor_flags());
 		}
 		if (fd < 0) {
-			sfs_close_keep_errno(cur);
+			close_keep_errno(cur);
 			return -errno;
 		}
 		close(cur);
@@ -307,7 +294,7 @@ static int remove_at(int at, const char *name, int depth)
 	}
 	DIR *d = fdopendir(fd);
 	if (!d) {
-		sfs_close_keep_errno(fd);
+		close_keep_errno(fd);
 		return -errno;
 	}
 	int r = 0;
@@ -321,26 +308,26 @@ static int remove_at(int at, const char *name, int depth)
 	return r;
 }
 
-int sfs_store_clear(const char *path, char **errmsg)
+int sfs_store_clear(const char *path, char **err)
 {
-	*errmsg = NULL;
+	*err = NULL;
 	cleanup_fd int dfd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (dfd < 0)
 		return errno == ENOENT ? 0
-				       : set_err(errmsg, errno, "cannot open store '%s': %s", path,
+				       : err_set(err, errno, "cannot open store '%s': %s", path,
 						 strerror(errno));
 	cleanup_fd int lock = openat(dfd, "lock", O_RDWR | O_NOFOLLOW | O_CLOEXEC);
 	if (lock >= 0 && flock(lock, LOCK_EX | LOCK_NB) < 0) {
 		if (errno == EWOULDBLOCK)
-			return set_err(
-				errmsg, EBUSY,
+			return err_set(
+				err, EBUSY,
 				"cannot clear store '%s': a mount of the project is using it",
 				path);
-		return set_err(errmsg, errno, "cannot clear store '%s': %s", path, strerror(errno));
+		return err_set(err, errno, "cannot clear store '%s': %s", path, strerror(errno));
 	}
 	DIR *d = fdopendir(dfd);
 	if (!d)
-		return set_err(errmsg, errno, "cannot read store '%s': %s", path, strerror(errno));
+		return err_set(err, errno, "cannot read store '%s': %s", path, strerror(errno));
 	dfd = -1; /* the DIR has it */
 	int r = 0;
 	struct dirent *e;
@@ -353,6 +340,6 @@ int sfs_store_clear(const char *path, char **errmsg)
 	if (r == 0 && rmdir(path) < 0 && errno != ENOENT)
 		r = -errno;
 	if (r < 0)
-		return set_err(errmsg, -r, "cannot clear store '%s': %s", path, strerror(-r));
+		return err_set(err, -r, "cannot clear store '%s': %s", path, strerror(-r));
 	return 0;
 }

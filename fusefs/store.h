@@ -28,9 +28,9 @@ int sfs_store_default_path(const char *source_resolved, char **out);
 
 /* Opens the store at PATH, making it when missing, and takes the shared
  * lock. SOURCE_FD is SOURCE (its owner and mode are the tree root's). On
- * failure *ERRMSG says what and where. */
+ * failure *ERR says what and where. */
 int sfs_store_open(const char *path, const char *source_resolved, int source_fd,
-		   struct sfs_store **out, char **errmsg);
+		   struct sfs_store **out, char **err);
 void sfs_store_free(struct sfs_store *s);
 
 /* An anchor fd on STORE/tree (kept by the store). */
@@ -48,6 +48,6 @@ int sfs_store_mirror(struct sfs_store *s, int source_fd, const char *relpath, bo
  * PATH, and how many files (0 when it does not exist); removing the store,
  * refused while a daemon holds it. */
 int sfs_store_usage(const char *path, uint64_t *bytes, uint64_t *files);
-int sfs_store_clear(const char *path, char **errmsg);
+int sfs_store_clear(const char *path, char **err);
 
 #endif

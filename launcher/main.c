@@ -7,7 +7,7 @@
 #include "host.h"
 #include "sandy.h"
 
-#include <cjson/cJSON.h>
+#include <cJSON.h>
 #include <getopt.h>
 #include <git2.h>
 #include <limits.h>

@@ -3,7 +3,7 @@
 #include "policy_note.h"
 #include "proc.h"
 
-#include <cjson/cJSON.h>
+#include <cJSON.h>
 #include <string.h>
 
 static bool strv_has(const struct strv *s, const char *str)

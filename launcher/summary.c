@@ -4,7 +4,7 @@
 #include "proc.h"
 #include "util.h"
 
-#include <cjson/cJSON.h>
+#include <cJSON.h>
 #include <git2.h>
 #include <limits.h>
 #include <string.h>

@@ -6,7 +6,7 @@
  *
  * usage: jsonflat < file.json
  */
-#include <cjson/cJSON.h>
+#include <cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

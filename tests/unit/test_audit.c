@@ -77,7 +77,8 @@ static void test_record(const char *dir)
 	sfs_audit_close(a);
 	struct counts c = read_log(path, &first);
 	ok(c.records == 1 && c.unparsable == 0, "one denial is one parseable line");
-	ok(first && has_string(first, "op", "create") && has_string(first, "path", "src/a/.envrc") &&
+	ok(first && has_string(first, "op", "create") &&
+		   has_string(first, "path", "src/a/.envrc") &&
 		   has_string(first, "class", "protected") &&
 		   has_string(first, "rule_file", "rules/base.json") &&
 		   has_string(first, "rule", ".envrc") &&

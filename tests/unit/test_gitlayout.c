@@ -15,8 +15,11 @@
 static struct sfs_policy *compiled_policy(void)
 {
 	struct sfs_policy *p = sfs_policy_new();
-	struct sfs_rule w = {
-		.cls = SFS_CLASS_WRITABLE, .file = "test", .key = "write", .pattern = "**", .why = "t"};
+	struct sfs_rule w = {.cls = SFS_CLASS_WRITABLE,
+			     .file = "test",
+			     .key = "write",
+			     .pattern = "**",
+			     .why = "t"};
 	char *err = NULL;
 
 	sfs_policy_add_rule(p, &w, &err);
@@ -30,21 +33,6 @@ static enum sfs_class class_of(struct sfs_policy *p, const char *path)
 	struct sfs_decision d;
 
 	return sfs_policy_classify(p, path, &d);
-}
-
-static void test_path_below(void)
-{
-	char out[256];
-
-	ok(sfs_path_below("/src", "/src/a/../b/./c", out, sizeof(out)) == 0 &&
-		   strcmp(out, "b/c") == 0,
-	   "path_below normalises lexically");
-	ok(sfs_path_below("/src", "/srcx/a", out, sizeof(out)) < 0,
-	   "path_below does not take a sibling with a common prefix");
-	ok(sfs_path_below("/src", "/src/../etc", out, sizeof(out)) < 0,
-	   "path_below refuses what '..' takes outside");
-	ok(sfs_path_below("/src", "/src", out, sizeof(out)) == 0 && out[0] == '\0',
-	   "path_below of the root itself is empty");
 }
 
 static void set_config(const char *repo_path, const char *key, const char *value)
@@ -76,16 +64,15 @@ static void test_hooks_path(const char *dir)
 	free(err);
 	ok(class_of(p, ".husky/_") == SFS_CLASS_IMMUTABLE,
 	   "an absent core.hooksPath directory is immutable");
-	ok(class_of(p, ".husky/_/pre-commit") == SFS_CLASS_IMMUTABLE,
-	   "and everything below it");
+	ok(class_of(p, ".husky/_/pre-commit") == SFS_CLASS_IMMUTABLE, "and everything below it");
 	ok(class_of(p, ".husky/other") == SFS_CLASS_WRITABLE, "its siblings are not");
 	ok(class_of(p, ".git/config") == SFS_CLASS_IMMUTABLE, ".git stays immutable by name");
 	sfs_policy_free(p);
 
 	set_config(src, "core.hooksPath", "/etc/hooks-elsewhere");
 	p = compiled_policy();
-	ok(sfs_git_protect_layout(p, src, &err) == 0 && class_of(p, "etc/hooks-elsewhere") ==
-								   SFS_CLASS_WRITABLE,
+	ok(sfs_git_protect_layout(p, src, &err) == 0 &&
+		   class_of(p, "etc/hooks-elsewhere") == SFS_CLASS_WRITABLE,
 	   "a hooksPath outside SOURCE adds nothing inside it");
 	free(err);
 	sfs_policy_free(p);
@@ -141,7 +128,6 @@ int main(void)
 	/* Not the user's config: the test sets its own. */
 	setenv("HOME", dir, 1);
 	setenv("GIT_CONFIG_NOSYSTEM", "1", 1);
-	test_path_below();
 	test_hooks_path(dir);
 	test_separate_gitdir(dir);
 	return tap_done();

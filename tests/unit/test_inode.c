@@ -26,7 +26,7 @@ static struct sfs_node *intern(struct sfs_node *parent, int dirfd, const char *n
 static bool relpath_is(struct sfs_node *n, const char *expected)
 {
 	char buf[4096];
-	int r = sfs_node_relpath(table, n, buf, sizeof(buf));
+	int r = sfs_node_relpath(table, n, NULL, buf, sizeof(buf));
 
 	if (r < 0 || strcmp(buf, expected) != 0) {
 		printf("#   relpath: %s\n", r < 0 ? strerror(-r) : buf);
@@ -113,13 +113,13 @@ static void test_rename_unlink(void)
 	renameat(root, "y", root, "x");
 	sfs_table_note_rename(table, r, "y", &old_st, r, "x", &new_st, false);
 	char buf[64];
-	ok(relpath_is(x, "x") && sfs_node_relpath(table, y, buf, sizeof(buf)) == -ENOENT,
+	ok(relpath_is(x, "x") && sfs_node_relpath(table, y, NULL, buf, sizeof(buf)) == -ENOENT,
 	   "a rename over a name detaches the node that was there (gone: ENOENT)");
 
 	sfs_stat_at(root, "x", &old_st);
 	unlinkat(root, "x", 0);
 	sfs_table_note_unlink(table, r, "x", &old_st);
-	ok(sfs_node_relpath(table, x, buf, sizeof(buf)) == -ENOENT,
+	ok(sfs_node_relpath(table, x, NULL, buf, sizeof(buf)) == -ENOENT,
 	   "an unlinked node has no name any more (ENOENT, as natively)");
 	sfs_table_forget(table, x, 1);
 	sfs_table_forget(table, y, 1);
@@ -142,7 +142,7 @@ static void test_cycle(void)
 	struct sfs_node *p2 = intern(q, dfd, "p");
 	close(dfd);
 	char buf[256];
-	int rp = sfs_node_relpath(table, p2, buf, sizeof(buf));
+	int rp = sfs_node_relpath(table, p2, NULL, buf, sizeof(buf));
 	ok(p2 == p && (rp == -ESTALE || rp == 0),
 	   "a host move that would make a cycle leaves no cycle behind (%d)", rp);
 	struct sfs_anchor a;

@@ -21,7 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <cjson/cJSON.h>
+#include <cJSON.h>
 
 #include "config.h"
 #include "policy.h"

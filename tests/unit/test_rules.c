@@ -5,7 +5,7 @@
  * with protections that do not depend on it), trust levels (release,
  * overlay files), and the sources of sfs_policy_load.
  */
-#include <cjson/cJSON.h>
+#include <cJSON.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -729,10 +729,10 @@ static void test_opts(void)
 		   sfs_rule_opts_parse(&o, SFS_OPT_NO_DETECT, NULL) == 1 &&
 		   sfs_rule_opts_parse(&o, 'f', NULL) == 0,
 	   "rule options are consumed, others are not");
-	ok(o.ntypes == 2 && !strcmp(o.types[1], "go") && o.nfiles == 1 && o.no_detect,
+	ok(o.types.n == 2 && !strcmp(o.types.v[1], "go") && o.files.n == 1 && o.no_detect,
 	   "rule options are recorded in order");
 	sfs_rule_opts_free(&o);
-	ok(o.ntypes == 0 && !o.types, "rule options free");
+	ok(o.types.n == 0 && !o.types.v, "rule options free");
 }
 
 int main(void)

@@ -18,7 +18,10 @@
 
 #include "canon.h"
 #include "glob.h"
+#include "path.h"
 #include "policy.h"
+#include "common/err.h"
+#include "common/util.h"
 
 struct imm {
 	char *canon;
@@ -179,6 +182,12 @@ int sfs_class_rank(enum sfs_class c)
 	return 7;
 }
 
+bool sfs_class_protective(enum sfs_class c)
+{
+	return c == SFS_CLASS_IMMUTABLE || c == SFS_CLASS_HIDDEN || c == SFS_CLASS_PROTECTED ||
+	       c == SFS_CLASS_OVERLAY;
+}
+
 const char *sfs_op_name(enum sfs_op op)
 {
 	static const char *const names[] = {
@@ -288,7 +297,7 @@ static char *dup_or_null(const char *s, bool *oom)
 	return d;
 }
 
-static unsigned class_glob_flags(enum sfs_class c)
+unsigned sfs_class_glob_flags(enum sfs_class c)
 {
 	switch (c) {
 	case SFS_CLASS_WRITABLE:
@@ -300,13 +309,13 @@ static unsigned class_glob_flags(enum sfs_class c)
 	}
 }
 
-int sfs_policy_add_rule(struct sfs_policy *p, const struct sfs_rule *r, char **reason)
+int sfs_policy_add_rule(struct sfs_policy *p, const struct sfs_rule *r, char **err)
 {
 	struct sfs_rule *n;
 	bool oom = false;
 	int rc;
 
-	*reason = NULL;
+	*err = NULL;
 	if (p->compiled)
 		return -EBUSY;
 	switch (r->cls) {
@@ -324,7 +333,7 @@ int sfs_policy_add_rule(struct sfs_policy *p, const struct sfs_rule *r, char **r
 	}
 	if (!r->pattern || !r->file)
 		return -EINVAL;
-	rc = sfs_glob_check(r->pattern, class_glob_flags(r->cls), reason);
+	rc = sfs_glob_check(r->pattern, sfs_class_glob_flags(r->cls), err);
 	if (rc < 0)
 		return rc;
 	if (p->nrules == p->caprules) {
@@ -445,8 +454,7 @@ static bool is_overlay(const struct sfs_rule *r)
 
 static bool is_strict(const struct sfs_rule *r)
 {
-	return r->cls == SFS_CLASS_PRIVATE || r->cls == SFS_CLASS_PROTECTED ||
-	       r->cls == SFS_CLASS_HIDDEN || r->cls == SFS_CLASS_OVERLAY;
+	return r->cls == SFS_CLASS_PRIVATE || sfs_class_protective(r->cls);
 }
 
 /*
@@ -455,12 +463,12 @@ static bool is_strict(const struct sfs_rule *r)
  * inside the mixed "strict" set.
  */
 static int build_classset(struct sfs_policy *p, struct classset *cs,
-			  bool (*want)(const struct sfs_rule *), unsigned flags, char **errmsg)
+			  bool (*want)(const struct sfs_rule *), unsigned flags, char **err)
 {
 	const char **globs = NULL;
 	char **owned = NULL;
 	size_t n = 0, bad = 0;
-	char *reason = NULL;
+	cleanup_free char *reason = NULL;
 	int r;
 
 	cs->map = calloc(p->nrules ? p->nrules : 1, sizeof(*cs->map));
@@ -497,13 +505,10 @@ static int build_classset(struct sfs_policy *p, struct classset *cs,
 	}
 	if (r == 0)
 		r = sfs_globset_new(globs, n, flags, &cs->gs, &bad, &reason);
-	if (r == -EINVAL && errmsg) {
-		if (asprintf(errmsg, "%s:%d: bad glob '%s': %s", cs->map[bad]->file,
-			     cs->map[bad]->line, cs->map[bad]->pattern,
-			     reason ? reason : "does not compile") < 0)
-			*errmsg = NULL;
-	}
-	free(reason);
+	if (r == -EINVAL)
+		err_set(err, EINVAL, "%s:%d: bad glob '%s': %s", cs->map[bad]->file,
+			cs->map[bad]->line, cs->map[bad]->pattern,
+			reason ? reason : "does not compile");
 	for (size_t i = 0; i < n; i++)
 		free(owned[i]);
 	free(owned);
@@ -512,30 +517,30 @@ static int build_classset(struct sfs_policy *p, struct classset *cs,
 	return r;
 }
 
-int sfs_policy_compile(struct sfs_policy *p, char **errmsg)
+int sfs_policy_compile(struct sfs_policy *p, char **err)
 {
 	const unsigned canon = SFS_GLOB_CANONICAL;
 	int r;
 
-	if (errmsg)
-		*errmsg = NULL;
+	if (err)
+		*err = NULL;
 	if (p->compiled)
 		return 0;
-	r = build_classset(p, &p->write, is_write, 0, errmsg);
+	r = build_classset(p, &p->write, is_write, 0, err);
 	if (!r)
-		r = build_classset(p, &p->gen, is_generated, 0, errmsg);
+		r = build_classset(p, &p->gen, is_generated, 0, err);
 	if (!r)
-		r = build_classset(p, &p->private, is_private, canon, errmsg);
+		r = build_classset(p, &p->private, is_private, canon, err);
 	if (!r)
-		r = build_classset(p, &p->protect0, is_protect0, canon, errmsg);
+		r = build_classset(p, &p->protect0, is_protect0, canon, err);
 	if (!r)
-		r = build_classset(p, &p->protect12, is_protect12, canon, errmsg);
+		r = build_classset(p, &p->protect12, is_protect12, canon, err);
 	if (!r)
-		r = build_classset(p, &p->hide, is_hide, canon, errmsg);
+		r = build_classset(p, &p->hide, is_hide, canon, err);
 	if (!r)
-		r = build_classset(p, &p->overlay, is_overlay, canon | SFS_GLOB_EXACT, errmsg);
+		r = build_classset(p, &p->overlay, is_overlay, canon | SFS_GLOB_EXACT, err);
 	if (!r)
-		r = build_classset(p, &p->strict, is_strict, canon, errmsg);
+		r = build_classset(p, &p->strict, is_strict, canon, err);
 	if (r < 0)
 		return r;
 	p->compiled = true;
@@ -880,38 +885,10 @@ void sfs_policy_decide(const struct sfs_policy *p, const char *relpath, enum sfs
 
 /* ---- symlinks ----------------------------------------------------------- */
 
-/* Appends component S[0..N) to OUT (length *LEN) or pops it for "..". */
-static int resolve_step(char *out, size_t cap, size_t *len, const char *s, size_t n)
-{
-	if (n == 0 || (n == 1 && s[0] == '.'))
-		return 0;
-	if (n == 2 && s[0] == '.' && s[1] == '.') {
-		char *slash;
-
-		if (*len == 0)
-			return -EXDEV;
-		out[*len] = '\0';
-		slash = strrchr(out, '/');
-		*len = slash ? (size_t)(slash - out) : 0;
-		out[*len] = '\0';
-		return 0;
-	}
-	if (*len + 1 + n + 1 > cap)
-		return -ENAMETOOLONG;
-	if (*len > 0)
-		out[(*len)++] = '/';
-	memcpy(out + *len, s, n);
-	*len += n;
-	out[*len] = '\0';
-	return 1;
-}
-
 /* The directory of LINKPATH, copied to OUT. */
 static int link_dir(const char *linkpath, char *out, size_t cap, size_t *len)
 {
-	const char *slash = strrchr(linkpath, '/');
-
-	*len = slash ? (size_t)(slash - linkpath) : 0;
+	*len = sfs_path_dirlen(linkpath);
 	if (*len + 1 > cap)
 		return -ENAMETOOLONG;
 	memcpy(out, linkpath, *len);
@@ -933,7 +910,7 @@ int sfs_policy_symlink_resolve(const char *linkpath, const char *target, char *o
 	while (*s) {
 		size_t n = strcspn(s, "/");
 
-		r = resolve_step(out, cap, &len, s, n);
+		r = sfs_path_step(out, cap, &len, s, n);
 		if (r < 0)
 			return r;
 		s += n;
@@ -941,12 +918,6 @@ int sfs_policy_symlink_resolve(const char *linkpath, const char *target, char *o
 			s++;
 	}
 	return (int)len;
-}
-
-static bool stricter(enum sfs_class c)
-{
-	return c == SFS_CLASS_IMMUTABLE || c == SFS_CLASS_HIDDEN || c == SFS_CLASS_PROTECTED ||
-	       c == SFS_CLASS_OVERLAY;
 }
 
 static void deny_with(struct sfs_decision *out, const struct sfs_rule *r)
@@ -1018,7 +989,7 @@ static void check_symlink_in(const struct sfs_policy *p, const char *linkpath, c
 		size_t n = strcspn(s, "/");
 		struct sfs_decision d;
 
-		r = resolve_step(path, cap, &len, s, n);
+		r = sfs_path_step(path, cap, &len, s, n);
 		if (r == -EXDEV) {
 			deny_with(out, &rule_sym_escape);
 			return;
@@ -1029,7 +1000,7 @@ static void check_symlink_in(const struct sfs_policy *p, const char *linkpath, c
 		}
 		if (r > 0) {
 			classify_path(p, path, len, &d);
-			if (stricter(d.cls)) {
+			if (sfs_class_protective(d.cls)) {
 				*out = d;
 				out->allowed = false;
 				out->err = EROFS;
@@ -1052,7 +1023,7 @@ static void check_symlink_in(const struct sfs_policy *p, const char *linkpath, c
 		struct sfs_decision d;
 
 		classify_path(p, path, len, &d);
-		if (stricter(d.cls)) {
+		if (sfs_class_protective(d.cls)) {
 			*out = d;
 			out->allowed = false;
 			out->err = EROFS;

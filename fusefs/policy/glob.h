@@ -36,13 +36,13 @@ enum {
 
 /*
  * sfs_glob_check: 0 when GLOB is valid under FLAGS; otherwise -EINVAL and
- * *REASON (malloc'ed, lower-case, no trailing period) says why, for
+ * *ERR (malloc'ed, lower-case, no trailing period) says why, for
  * example "unterminated bracket expression". -ENOMEM on allocation failure.
  */
-int sfs_glob_check(const char *glob, unsigned flags, char **reason);
+int sfs_glob_check(const char *glob, unsigned flags, char **err);
 
 /* sfs_glob_regex: the PCRE2 source one glob compiles to (tests, `rules`). */
-int sfs_glob_regex(const char *glob, unsigned flags, char **regex, char **reason);
+int sfs_glob_regex(const char *glob, unsigned flags, char **regex, char **err);
 
 struct sfs_globset;
 
@@ -52,11 +52,11 @@ struct sfs_globset;
  * returns the index of a matching glob. Among several globs matching at the
  * same position the choice depends only on the glob texts, never on their
  * order in GLOBS (ties between identical texts go to the lower index). On a
- * bad glob returns -EINVAL with *BAD its index and *REASON the reason.
+ * bad glob returns -EINVAL with *BAD its index and *ERR the reason.
  * N == 0 gives a set that matches nothing.
  */
 int sfs_globset_new(const char *const *globs, size_t n, unsigned flags, struct sfs_globset **out,
-		    size_t *bad, char **reason);
+		    size_t *bad, char **err);
 
 void sfs_globset_free(struct sfs_globset *gs);
 

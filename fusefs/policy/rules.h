@@ -33,14 +33,13 @@
 #include <stddef.h>
 
 #include "policy.h"
+#include "common/strv.h"
 
 /* ---- command-line rule options, shared by mount, explain and rules ---- */
 
 struct sfs_rule_opts {
-	char **types; /* --type NAME, in order */
-	size_t ntypes;
-	char **files; /* --rules FILE, in order */
-	size_t nfiles;
+	struct strv types; /* --type NAME, in order */
+	struct strv files; /* --rules FILE, in order */
 	bool no_detect;
 };
 
@@ -72,11 +71,11 @@ void sfs_rule_opts_free(struct sfs_rule_opts *o);
 
 /*
  * Loads every source above for SOURCE_DIR and compiles the policy. On
- * failure returns a negative errno and *ERRMSG (malloc'ed) says what and
+ * failure returns a negative errno and *ERR (malloc'ed) says what and
  * where, e.g. "rules/x.json:7: unknown key 'wirte'".
  */
 int sfs_policy_load(const struct sfs_rule_opts *o, const char *source_dir, struct sfs_policy **out,
-		    char **errmsg);
+		    char **err);
 
 /* The shipped rules and overlay directories as resolved above. */
 const char *sfs_shipped_rules_dir(void);
@@ -97,13 +96,13 @@ struct sfs_loader *sfs_loader_new(const char *shipped_dir, const char *overlays_
 void sfs_loader_free(struct sfs_loader *l);
 
 /* Adds SHIPPED_DIR/NAME.json (and what it extends) unless already loaded. */
-int sfs_loader_add_type(struct sfs_loader *l, const char *name, const char *origin, char **errmsg);
+int sfs_loader_add_type(struct sfs_loader *l, const char *name, const char *origin, char **err);
 /* Adds a rule file given by path. */
 int sfs_loader_add_file(struct sfs_loader *l, const char *path, enum sfs_trust trust,
-			const char *origin, char **errmsg);
+			const char *origin, char **err);
 /* Adds rule file text held in memory; DISPLAY names it in messages. */
 int sfs_loader_add_buffer(struct sfs_loader *l, const char *display, const char *text, size_t len,
-			  enum sfs_trust trust, const char *origin, char **errmsg);
+			  enum sfs_trust trust, const char *origin, char **err);
 /*
  * Adds every shipped file whose detect marker exists in directory SOURCE_FD
  * or in a subdirectory of it (up to four levels down, not in hidden or
@@ -111,13 +110,13 @@ int sfs_loader_add_buffer(struct sfs_loader *l, const char *display, const char 
  * each place a marker is (re-rooted there for a subdirectory), its
  * protections everywhere.
  */
-int sfs_loader_detect(struct sfs_loader *l, int source_fd, char **errmsg);
+int sfs_loader_detect(struct sfs_loader *l, int source_fd, char **err);
 /*
  * Adds the protect, hide and overlay rules of every shipped file not loaded
  * yet: protection never depends on detection.
  */
-int sfs_loader_add_protections(struct sfs_loader *l, char **errmsg);
+int sfs_loader_add_protections(struct sfs_loader *l, char **err);
 /* Applies releases and compiles. The loader stays valid (and must be freed). */
-int sfs_loader_finish(struct sfs_loader *l, struct sfs_policy **out, char **errmsg);
+int sfs_loader_finish(struct sfs_loader *l, struct sfs_policy **out, char **err);
 
 #endif

@@ -9,11 +9,7 @@
 #include "policy.h"
 
 /* Adds those paths to P as immutable. SOURCE that is no git repository, or
- * lies inside one, is fine. Returns 0 or a negative errno with *ERRMSG. */
-int sfs_git_protect_layout(struct sfs_policy *p, const char *source, char **errmsg);
-
-/* The relative path of ABS below ROOT after lexical normalisation, into
- * OUT; -EXDEV when it is not below ROOT. ROOT must be normalised. */
-int sfs_path_below(const char *root, const char *abs, char *out, size_t size);
+ * lies inside one, is fine. Returns 0 or a negative errno with *ERR. */
+int sfs_git_protect_layout(struct sfs_policy *p, const char *source, char **err);
 
 #endif

@@ -24,6 +24,7 @@
 
 #include "canon.h"
 #include "glob.h"
+#include "common/err.h"
 
 /* ---- string builder ---------------------------------------------------- */
 
@@ -103,19 +104,6 @@ static void sb_free(struct sb *b)
 	b->len = b->cap = 0;
 }
 
-static char *xstrdup_reason(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static char *xstrdup_reason(const char *fmt, ...)
-{
-	va_list ap;
-	char *s = NULL;
-
-	va_start(ap, fmt);
-	if (vasprintf(&s, fmt, ap) < 0)
-		s = NULL;
-	va_end(ap);
-	return s;
-}
-
 /* ---- parsing ------------------------------------------------------------ */
 
 enum tok_kind {
@@ -181,7 +169,7 @@ static const char *const posix_classes[] = {"alnum", "alpha", "blank", "cntrl", 
  * Parses the bracket expression starting after '[' at *PP (component ends
  * at END). On success *PP points after ']'.
  */
-static int parse_class(const char **pp, const char *end, char **re, char **reason)
+static int parse_class(const char **pp, const char *end, char **re, char **err)
 {
 	const char *p = *pp;
 	struct sb m = {0}, out = {0};
@@ -195,7 +183,7 @@ static int parse_class(const char **pp, const char *end, char **re, char **reaso
 		unsigned char lo, hi;
 
 		if (p >= end) {
-			*reason = xstrdup_reason("unterminated bracket expression");
+			err_set(err, EINVAL, "unterminated bracket expression");
 			goto fail;
 		}
 		if (*p == ']' && !first) {
@@ -210,7 +198,7 @@ static int parse_class(const char **pp, const char *end, char **re, char **reaso
 			while (q + 1 < end && !(q[0] == ':' && q[1] == ']'))
 				q++;
 			if (q + 1 >= end) {
-				*reason = xstrdup_reason("unterminated character class name");
+				err_set(err, EINVAL, "unterminated character class name");
 				goto fail;
 			}
 			for (k = 0; k < sizeof(posix_classes) / sizeof(posix_classes[0]); k++)
@@ -218,8 +206,8 @@ static int parse_class(const char **pp, const char *end, char **re, char **reaso
 				    memcmp(posix_classes[k], p + 2, (size_t)(q - p - 2)) == 0)
 					break;
 			if (k == sizeof(posix_classes) / sizeof(posix_classes[0])) {
-				*reason = xstrdup_reason("unknown character class '%.*s'",
-							 (int)(q - p + 2), p);
+				err_set(err, EINVAL, "unknown character class '%.*s'",
+					(int)(q - p + 2), p);
 				goto fail;
 			}
 			sb_add(&m, "[:");
@@ -230,7 +218,7 @@ static int parse_class(const char **pp, const char *end, char **re, char **reaso
 		}
 		if (*p == '\\') {
 			if (++p >= end) {
-				*reason = xstrdup_reason("unterminated bracket expression");
+				err_set(err, EINVAL, "unterminated bracket expression");
 				goto fail;
 			}
 		}
@@ -239,17 +227,17 @@ static int parse_class(const char **pp, const char *end, char **re, char **reaso
 		if (p + 1 < end && *p == '-' && p[1] != ']') {
 			p++;
 			if (*p == '\\' && ++p >= end) {
-				*reason = xstrdup_reason("unterminated bracket expression");
+				err_set(err, EINVAL, "unterminated bracket expression");
 				goto fail;
 			}
 			hi = (unsigned char)*p++;
 		}
 		if (lo >= 0x80 || hi >= 0x80) {
-			*reason = xstrdup_reason("non-ASCII character in a bracket expression");
+			err_set(err, EINVAL, "non-ASCII character in a bracket expression");
 			goto fail;
 		}
 		if (hi < lo) {
-			*reason = xstrdup_reason("range '%c-%c' out of order", lo, hi);
+			err_set(err, EINVAL, "range '%c-%c' out of order", lo, hi);
 			goto fail;
 		}
 		sb_lit(&m, lo);
@@ -279,7 +267,7 @@ static int parse_class(const char **pp, const char *end, char **re, char **reaso
 fail:
 	sb_free(&m);
 	sb_free(&out);
-	return *reason ? -EINVAL : -ENOMEM;
+	return *err ? -EINVAL : -ENOMEM;
 }
 
 static bool comp_is(const char *s, size_t n, const char *what)
@@ -288,7 +276,7 @@ static bool comp_is(const char *s, size_t n, const char *what)
 }
 
 /* Tokenises one component S[0..N) (not "**"). */
-static int parse_component(struct parsed *g, const char *s, size_t n, unsigned flags, char **reason)
+static int parse_component(struct parsed *g, const char *s, size_t n, unsigned flags, char **err)
 {
 	const char *p = s, *end = s + n;
 	size_t first = g->n;
@@ -300,8 +288,8 @@ static int parse_component(struct parsed *g, const char *s, size_t n, unsigned f
 		switch (*p) {
 		case '\\':
 			if (p + 1 >= end) {
-				*reason = xstrdup_reason("trailing backslash");
-				return *reason ? -EINVAL : -ENOMEM;
+				err_set(err, EINVAL, "trailing backslash");
+				return *err ? -EINVAL : -ENOMEM;
 			}
 			push_tok(g, TK_LIT, (unsigned char)p[1], NULL);
 			p += 2;
@@ -317,7 +305,7 @@ static int parse_component(struct parsed *g, const char *s, size_t n, unsigned f
 			break;
 		case '[':
 			p++;
-			r = parse_class(&p, end, &re, reason);
+			r = parse_class(&p, end, &re, err);
 			if (r < 0)
 				return r;
 			push_tok(g, TK_CLASS, 0, re);
@@ -333,33 +321,33 @@ static int parse_component(struct parsed *g, const char *s, size_t n, unsigned f
 	if (flags & SFS_GLOB_EXACT) {
 		for (size_t i = first; i < g->n; i++)
 			if (g->t[i].kind != TK_LIT) {
-				*reason = xstrdup_reason(
-					"an overlay names one exact path, not a glob");
-				return *reason ? -EINVAL : -ENOMEM;
+				err_set(err, EINVAL, "an overlay names one exact path, not a glob");
+				return *err ? -EINVAL : -ENOMEM;
 			}
 	}
 	if (flags & SFS_GLOB_CANONICAL) {
 		struct tok *last = &g->t[g->n - 1];
 
 		if (last->kind == TK_LIT && (last->c == '.' || last->c == ' ')) {
-			*reason = xstrdup_reason("'%.*s' ends in '%c', which canonical names never "
-						 "do (NTFS strips it)",
-						 (int)n, s, last->c);
-			return *reason ? -EINVAL : -ENOMEM;
+			err_set(err, EINVAL,
+				"'%.*s' ends in '%c', which canonical names never "
+				"do (NTFS strips it)",
+				(int)n, s, last->c);
+			return *err ? -EINVAL : -ENOMEM;
 		}
 		for (size_t i = first; i < g->n; i++)
 			if (g->t[i].kind == TK_LIT && g->t[i].c == ':') {
-				*reason =
-					xstrdup_reason("'%.*s' contains ':', which canonical names "
-						       "never do (NTFS stream separator)",
-						       (int)n, s);
-				return *reason ? -EINVAL : -ENOMEM;
+				err_set(err, EINVAL,
+					"'%.*s' contains ':', which canonical names "
+					"never do (NTFS stream separator)",
+					(int)n, s);
+				return *err ? -EINVAL : -ENOMEM;
 			}
 	}
 	return 0;
 }
 
-static int parse_glob(const char *glob, unsigned flags, struct parsed *g, char **reason)
+static int parse_glob(const char *glob, unsigned flags, struct parsed *g, char **err)
 {
 	char *folded = NULL;
 	const char *p;
@@ -371,7 +359,7 @@ static int parse_glob(const char *glob, unsigned flags, struct parsed *g, char *
 	int r = 0;
 
 	memset(g, 0, sizeof(*g));
-	*reason = NULL;
+	*err = NULL;
 	if (flags & SFS_GLOB_CANONICAL) {
 		size_t cap = SFS_CANON_CAP(strlen(glob));
 
@@ -386,7 +374,7 @@ static int parse_glob(const char *glob, unsigned flags, struct parsed *g, char *
 	}
 	p = glob;
 	if (*p == '\0') {
-		*reason = xstrdup_reason("empty pattern");
+		err_set(err, EINVAL, "empty pattern");
 		r = -EINVAL;
 		goto out;
 	}
@@ -398,7 +386,7 @@ static int parse_glob(const char *glob, unsigned flags, struct parsed *g, char *
 	if (n > 0 && p[n - 1] == '/')
 		n--;
 	if (n == 0) {
-		*reason = xstrdup_reason("pattern names only the root");
+		err_set(err, EINVAL, "pattern names only the root");
 		r = -EINVAL;
 		goto out;
 	}
@@ -415,12 +403,12 @@ static int parse_glob(const char *glob, unsigned flags, struct parsed *g, char *
 		comps[ncomp].s = p + i;
 		comps[ncomp].n = j - i;
 		if (j == i) {
-			*reason = xstrdup_reason("empty path component");
+			err_set(err, EINVAL, "empty path component");
 			r = -EINVAL;
 			goto out;
 		}
 		if (comp_is(p + i, j - i, ".") || comp_is(p + i, j - i, "..")) {
-			*reason = xstrdup_reason("'.' and '..' components are not allowed");
+			err_set(err, EINVAL, "'.' and '..' components are not allowed");
 			r = -EINVAL;
 			goto out;
 		}
@@ -434,8 +422,7 @@ static int parse_glob(const char *glob, unsigned flags, struct parsed *g, char *
 	if (flags & SFS_GLOB_EXACT) {
 		for (i = 0; i < ncomp; i++)
 			if (comp_is(comps[i].s, comps[i].n, "**")) {
-				*reason = xstrdup_reason(
-					"an overlay names one exact path, not a glob");
+				err_set(err, EINVAL, "an overlay names one exact path, not a glob");
 				r = -EINVAL;
 				goto out;
 			}
@@ -453,7 +440,7 @@ static int parse_glob(const char *glob, unsigned flags, struct parsed *g, char *
 	}
 	if (ncomp - i == 1 && comp_is(comps[i].s, comps[i].n, "**")) {
 		if (flags & SFS_GLOB_EXACT) {
-			*reason = xstrdup_reason("an overlay names one exact path, not a glob");
+			err_set(err, EINVAL, "an overlay names one exact path, not a glob");
 			r = -EINVAL;
 			goto out;
 		}
@@ -465,8 +452,7 @@ static int parse_glob(const char *glob, unsigned flags, struct parsed *g, char *
 	for (bool need_sep = false; i < ncomp; i++) {
 		if (comp_is(comps[i].s, comps[i].n, "**")) {
 			if (flags & SFS_GLOB_EXACT) {
-				*reason = xstrdup_reason(
-					"an overlay names one exact path, not a glob");
+				err_set(err, EINVAL, "an overlay names one exact path, not a glob");
 				r = -EINVAL;
 				goto out;
 			}
@@ -479,7 +465,7 @@ static int parse_glob(const char *glob, unsigned flags, struct parsed *g, char *
 		}
 		if (need_sep)
 			push_tok(g, TK_SEP, '/', NULL);
-		r = parse_component(g, comps[i].s, comps[i].n, flags, reason);
+		r = parse_component(g, comps[i].s, comps[i].n, flags, err);
 		if (r < 0)
 			goto out;
 		need_sep = true;
@@ -964,25 +950,25 @@ static void entries_free(struct entry *e, size_t n)
 	free(e);
 }
 
-int sfs_glob_check(const char *glob, unsigned flags, char **reason)
+int sfs_glob_check(const char *glob, unsigned flags, char **err)
 {
 	char *re = NULL;
-	int r = sfs_glob_regex(glob, flags, &re, reason);
+	int r = sfs_glob_regex(glob, flags, &re, err);
 
 	free(re);
 	return r;
 }
 
-int sfs_glob_regex(const char *glob, unsigned flags, char **regex, char **reason)
+int sfs_glob_regex(const char *glob, unsigned flags, char **regex, char **err)
 {
 	struct parsed g;
 	struct sb b = {0};
 	pcre2_code *re;
-	int r, err;
+	int r, pcre_err;
 
 	*regex = NULL;
-	*reason = NULL;
-	r = parse_glob(glob, flags, &g, reason);
+	*err = NULL;
+	r = parse_glob(glob, flags, &g, err);
 	if (r < 0)
 		return r;
 	sb_add(&b, g.anchored ? "^" : "(?:^|/)");
@@ -993,14 +979,14 @@ int sfs_glob_regex(const char *glob, unsigned flags, char **regex, char **reason
 		return -ENOMEM;
 	}
 	/* The translation should always compile; if not, say what PCRE2 said. */
-	re = compile_source(b.p, b.len, &err);
+	re = compile_source(b.p, b.len, &pcre_err);
 	if (!re) {
 		PCRE2_UCHAR msg[128];
 
-		pcre2_get_error_message(err, msg, sizeof(msg));
-		*reason = xstrdup_reason("cannot compile: %s", (const char *)msg);
+		pcre2_get_error_message(pcre_err, msg, sizeof(msg));
+		err_set(err, EINVAL, "cannot compile: %s", (const char *)msg);
 		sb_free(&b);
-		return *reason ? -EINVAL : -ENOMEM;
+		return *err ? -EINVAL : -ENOMEM;
 	}
 	pcre2_code_free(re);
 	*regex = b.p;
@@ -1008,7 +994,7 @@ int sfs_glob_regex(const char *glob, unsigned flags, char **regex, char **reason
 }
 
 int sfs_globset_new(const char *const *globs, size_t n, unsigned flags, struct sfs_globset **out,
-		    size_t *bad, char **reason)
+		    size_t *bad, char **err)
 {
 	struct sfs_globset *gs;
 	struct entry *e;
@@ -1016,7 +1002,7 @@ int sfs_globset_new(const char *const *globs, size_t n, unsigned flags, struct s
 	int r = 0;
 
 	*out = NULL;
-	*reason = NULL;
+	*err = NULL;
 	if (bad)
 		*bad = 0;
 	gs = calloc(1, sizeof(*gs));
@@ -1029,7 +1015,7 @@ int sfs_globset_new(const char *const *globs, size_t n, unsigned flags, struct s
 	for (size_t i = 0; i < n; i++) {
 		struct parsed g;
 
-		r = parse_glob(globs[i], flags, &g, reason);
+		r = parse_glob(globs[i], flags, &g, err);
 		if (r < 0) {
 			if (bad)
 				*bad = i;
@@ -1053,7 +1039,7 @@ int sfs_globset_new(const char *const *globs, size_t n, unsigned flags, struct s
 	if (r < 0) {
 		sfs_globset_free(gs);
 		if (r == -EINVAL)
-			*reason = xstrdup_reason("the combined pattern does not compile");
+			err_set(err, EINVAL, "the combined pattern does not compile");
 		return r;
 	}
 	if (!gs->source)

@@ -133,7 +133,7 @@ void sfs_policy_free(struct sfs_policy *p);
  * (immutable names come from the built-in .git rule and
  * sfs_policy_add_immutable).
  */
-int sfs_policy_add_rule(struct sfs_policy *p, const struct sfs_rule *r, char **reason);
+int sfs_policy_add_rule(struct sfs_policy *p, const struct sfs_rule *r, char **err);
 int sfs_policy_add_source(struct sfs_policy *p, const struct sfs_rule_source *s);
 
 /*
@@ -146,9 +146,9 @@ bool sfs_policy_ownership(const struct sfs_policy *p);
 /*
  * Compiles the rules into one combined regex per class. The rule order
  * never matters: rules are sorted by content first. Returns 0, -ENOMEM, or
- * -EINVAL with *ERRMSG set.
+ * -EINVAL with *ERR set.
  */
-int sfs_policy_compile(struct sfs_policy *p, char **errmsg);
+int sfs_policy_compile(struct sfs_policy *p, char **err);
 
 /*
  * Makes RELPATH (and everything below it) immutable, present or absent; for
@@ -248,5 +248,13 @@ const char *sfs_class_name(enum sfs_class c); /* "writable", "readonly", ... */
 const char *sfs_op_name(enum sfs_op op);      /* "lookup", "create", ... */
 /* Strictness rank: immutable 7, private 6, ... owned 1, readonly 0. */
 int sfs_class_rank(enum sfs_class c);
+/*
+ * Whether C keeps a name read-only whatever a write rule says: immutable,
+ * hidden, protected and overlay. Private is not one: a private name is
+ * writable, only served from somewhere else.
+ */
+bool sfs_class_protective(enum sfs_class c);
+/* The glob flags rules of class C compile with (see glob.h). */
+unsigned sfs_class_glob_flags(enum sfs_class c);
 
 #endif

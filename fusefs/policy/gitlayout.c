@@ -1,6 +1,8 @@
 /* gitlayout.c - see gitlayout.h. This is the only module that reads git
  * metadata; it runs once, before the mount serves anything. */
 #include "gitlayout.h"
+#include "path.h"
+#include "common/err.h"
 
 #include <errno.h>
 #include <git2.h>
@@ -12,8 +14,8 @@
 
 #define MAX_SUBMODULE_DEPTH 8
 
-/* Joins and normalises lexically ("." and ".." resolved, slashes folded). */
-static int normalise(const char *base, const char *path, char *out, size_t size)
+/* PATH (absolute, or relative to directory BASE) normalised lexically. */
+static int resolve(const char *base, const char *path, char *out, size_t size)
 {
 	char joined[PATH_MAX * 2];
 	int n = path[0] == '/' ? snprintf(joined, sizeof(joined), "%s", path)
@@ -21,48 +23,8 @@ static int normalise(const char *base, const char *path, char *out, size_t size)
 
 	if (n < 0 || (size_t)n >= sizeof(joined))
 		return -ENAMETOOLONG;
-	size_t len = 0;
-	char *save = NULL;
-	for (char *c = strtok_r(joined, "/", &save); c; c = strtok_r(NULL, "/", &save)) {
-		if (strcmp(c, ".") == 0)
-			continue;
-		if (strcmp(c, "..") == 0) {
-			while (len > 0 && out[len - 1] != '/')
-				len--;
-			if (len > 0)
-				len--;
-			continue;
-		}
-		size_t cl = strlen(c);
-		if (len + cl + 2 > size)
-			return -ENAMETOOLONG;
-		out[len++] = '/';
-		memcpy(out + len, c, cl);
-		len += cl;
-	}
-	if (len == 0)
-		out[len++] = '/';
-	out[len] = '\0';
-	return 0;
-}
-
-int sfs_path_below(const char *root, const char *abs, char *out, size_t size)
-{
-	char norm[PATH_MAX];
-	int r = normalise("/", abs, norm, sizeof(norm));
-
-	if (r < 0)
-		return r;
-	size_t rl = strlen(root);
-	if (strcmp(root, "/") == 0)
-		rl = 0;
-	if (strncmp(norm, root, rl) != 0 || (norm[rl] != '/' && norm[rl] != '\0'))
-		return -EXDEV;
-	const char *rel = norm[rl] == '/' ? norm + rl + 1 : norm + rl;
-	if (strlen(rel) + 1 > size)
-		return -ENAMETOOLONG;
-	strcpy(out, rel);
-	return 0;
+	n = sfs_path_normalise(joined, out, size);
+	return n < 0 ? n : 0;
 }
 
 /* Whether REL has a component named .git (already immutable by name). */
@@ -82,22 +44,24 @@ static bool under_dotgit(const char *rel)
 struct walk {
 	struct sfs_policy *policy;
 	const char *source; /* realpath of SOURCE */
-	char **errmsg;
+	char **err;
 	int depth;
-	int err;
+	int failed; /* a submodule's negative errno */
 };
 
 static int add_if_inside(struct walk *w, const char *abs, const char *why)
 {
-	char rel[PATH_MAX];
+	char norm[PATH_MAX];
+	const char *rel;
 
-	if (sfs_path_below(w->source, abs, rel, sizeof(rel)) < 0 || rel[0] == '\0')
+	if (resolve("/", abs, norm, sizeof(norm)) < 0)
 		return 0;
-	if (under_dotgit(rel))
+	rel = sfs_path_below(norm, w->source);
+	if (!rel || !*rel || under_dotgit(rel))
 		return 0;
 	int r = sfs_policy_add_immutable(w->policy, rel, why);
-	if (r < 0 && asprintf(w->errmsg, "cannot protect git path '%s': %s", rel, strerror(-r)) < 0)
-		*w->errmsg = NULL;
+	if (r < 0)
+		err_set(w->err, -r, "cannot protect git path '%s': %s", rel, strerror(-r));
 	return r;
 }
 
@@ -115,7 +79,7 @@ static int submodule_cb(git_submodule *sm, const char *name, void *payload)
 	int r = w->depth <= MAX_SUBMODULE_DEPTH ? protect_repo(w, sub) : 0;
 	w->depth--;
 	git_repository_free(sub);
-	return r < 0 ? (w->err = r, -1) : 0;
+	return r < 0 ? (w->failed = r, -1) : 0;
 }
 
 static int protect_repo(struct walk *w, git_repository *repo)
@@ -140,29 +104,26 @@ static int protect_repo(struct walk *w, git_repository *repo)
 				snprintf(expanded, sizeof(expanded), "%s%s", home, hp + 1);
 			else
 				snprintf(expanded, sizeof(expanded), "%s", hp);
-			if (normalise(workdir, expanded, hooks, sizeof(hooks)) == 0)
+			if (resolve(workdir, expanded, hooks, sizeof(hooks)) == 0)
 				r = add_if_inside(w, hooks,
 						  "core.hooksPath: git runs the hooks found here");
 		}
 		git_config_free(cfg);
 	}
-	if (r == 0 && git_submodule_foreach(repo, submodule_cb, w) != 0 && w->err)
-		r = w->err;
+	if (r == 0 && git_submodule_foreach(repo, submodule_cb, w) != 0 && w->failed)
+		r = w->failed;
 	return r;
 }
 
-int sfs_git_protect_layout(struct sfs_policy *p, const char *source, char **errmsg)
+int sfs_git_protect_layout(struct sfs_policy *p, const char *source, char **err)
 {
 	char real[PATH_MAX];
 	git_repository *repo = NULL;
 
-	*errmsg = NULL;
-	if (!realpath(source, real)) {
-		int e = errno;
-		if (asprintf(errmsg, "cannot resolve source '%s': %s", source, strerror(e)) < 0)
-			*errmsg = NULL;
-		return -e;
-	}
+	*err = NULL;
+	if (!realpath(source, real))
+		return err_set(err, errno, "cannot resolve source '%s': %s", source,
+			       strerror(errno));
 	git_libgit2_init();
 	/* The daemon (root) reads a repository the user owns: git's
 	 * safe.directory ownership check is for running its config, and
@@ -180,13 +141,12 @@ int sfs_git_protect_layout(struct sfs_policy *p, const char *source, char **errm
 	}
 	if (r != 0) {
 		const git_error *e = git_error_last();
-		if (asprintf(errmsg, "cannot read the git repository at '%s': %s", source,
-			     e ? e->message : "unknown error") < 0)
-			*errmsg = NULL;
+		err_set(err, EIO, "cannot read the git repository at '%s': %s", source,
+			e ? e->message : "unknown error");
 		git_libgit2_shutdown();
 		return -EIO;
 	}
-	struct walk w = {.policy = p, .source = real, .errmsg = errmsg};
+	struct walk w = {.policy = p, .source = real, .err = err};
 	r = protect_repo(&w, repo);
 	git_repository_free(repo);
 	git_libgit2_shutdown();

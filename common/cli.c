@@ -1,0 +1,29 @@
+/* cli.c - see cli.h. */
+#include "cli.h"
+
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+
+int cli_usage_error(const struct cli *c, const char *fmt, ...)
+{
+	char buf[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "%s: %s\nsee '%s'\n", c->prog, buf, c->help);
+	return c->status;
+}
+
+int cli_bad_option(const struct cli *c, int opt, char **argv)
+{
+	const char *arg = argv[optind - 1];
+
+	if (opt == ':')
+		return cli_usage_error(c, "option '%s' needs a value", arg);
+	if (optopt && optopt < 256)
+		return cli_usage_error(c, "unknown option '-%c'", optopt);
+	return cli_usage_error(c, "unknown option '%s'", arg);
+}

@@ -1,0 +1,519 @@
+/*
+ * rules: the sources of rules (shipped types, user and project files, the
+ * command line), the loader that merges them, releases, and the compiled
+ * policy at the end (see rules.h). One file's text is parsed in
+ * ruleparse.c; detection of project types is in detect.c.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "loader.h"
+#include "common/err.h"
+#include "common/util.h"
+
+static bool is_dir(const char *path)
+{
+	struct stat st;
+
+	return path && stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* ---- rule options ------------------------------------------------------- */
+
+int sfs_rule_opts_parse(struct sfs_rule_opts *o, int opt, const char *arg)
+{
+	int r;
+
+	switch (opt) {
+	case 't':
+		r = strv_push(&o->types, arg);
+		return r < 0 ? r : 1;
+	case 'r':
+		r = strv_push(&o->files, arg);
+		return r < 0 ? r : 1;
+	case SFS_OPT_NO_DETECT:
+		o->no_detect = true;
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+void sfs_rule_opts_free(struct sfs_rule_opts *o)
+{
+	strv_free(&o->types);
+	strv_free(&o->files);
+	o->no_detect = false;
+}
+
+/* ---- directories -------------------------------------------------------- */
+
+const char *sfs_shipped_rules_dir(void)
+{
+	const char *e = getenv("SANDY_RULES_DIR");
+
+	if (e && *e)
+		return e;
+	if (is_dir(SANDY_RULES_DIR))
+		return SANDY_RULES_DIR;
+	return SANDY_SOURCE_RULES_DIR;
+}
+
+const char *sfs_shipped_overlays_dir(void)
+{
+	static __thread char buf[4096];
+	const char *e = getenv("SANDY_OVERLAYS_DIR");
+
+	if (e && *e)
+		return e;
+	snprintf(buf, sizeof(buf), "%s/../ro-overlays", sfs_shipped_rules_dir());
+	if (is_dir(buf))
+		return buf;
+	return SANDY_SOURCE_OVERLAYS_DIR;
+}
+
+/* The user's rules.d, malloc'ed, or NULL when there is no home. */
+static char *user_rules_dir(void)
+{
+	const char *e = getenv("SANDY_CONFIG_DIR");
+	char *d = NULL;
+
+	if (e && *e) {
+		if (asprintf(&d, "%s/rules.d", e) < 0)
+			d = NULL;
+		return d;
+	}
+	e = getenv("XDG_CONFIG_HOME");
+	if (e && *e == '/') {
+		if (asprintf(&d, "%s/sandy/rules.d", e) < 0)
+			d = NULL;
+		return d;
+	}
+	e = getenv("HOME");
+	if (e && *e) {
+		if (asprintf(&d, "%s/.config/sandy/rules.d", e) < 0)
+			d = NULL;
+		return d;
+	}
+	return NULL;
+}
+
+/* ---- the loader --------------------------------------------------------- */
+
+struct sfs_loader *sfs_loader_new(const char *shipped_dir, const char *overlays_dir)
+{
+	struct sfs_loader *l = calloc(1, sizeof(*l));
+
+	if (!l)
+		return NULL;
+	l->shipped_dir = shipped_dir ? strdup(shipped_dir) : NULL;
+	l->overlays_dir = overlays_dir ? strdup(overlays_dir) : NULL;
+	if ((shipped_dir && !l->shipped_dir) || (overlays_dir && !l->overlays_dir)) {
+		sfs_loader_free(l);
+		return NULL;
+	}
+	return l;
+}
+
+void sfs_loader_free(struct sfs_loader *l)
+{
+	if (!l)
+		return;
+	for (size_t i = 0; i < l->nfiles; i++)
+		rule_file_free(l->files[i]);
+	free(l->files);
+	free(l->chain);
+	free(l->shipped_dir);
+	free(l->overlays_dir);
+	free(l);
+}
+
+bool loader_has(const struct sfs_loader *l, const char *stem)
+{
+	for (size_t i = 0; i < l->nfiles; i++)
+		if (l->files[i]->stem && !strcmp(l->files[i]->stem, stem))
+			return true;
+	return false;
+}
+
+static int load_shipped(struct sfs_loader *l, const char *name, const char *origin, char **err);
+
+/* Resolves F's extends, then takes ownership of F. */
+int loader_commit(struct sfs_loader *l, struct rule_file *f, char **err)
+{
+	struct rule_file **a;
+	const char **chain;
+	int r = 0;
+
+	chain = realloc(l->chain, (l->nchain + 1) * sizeof(*chain));
+	if (!chain) {
+		rule_file_free(f);
+		return -ENOMEM;
+	}
+	l->chain = chain;
+	chain[l->nchain++] = f->stem ? f->stem : "";
+	for (size_t i = 0; i < f->extends.n && r == 0; i++) {
+		const char *x = f->extends.v[i];
+		cleanup_free char *path = NULL, *origin = NULL, *cycle = NULL;
+		size_t k;
+
+		if (!rule_set_name_valid(x)) {
+			r = err_set(err, EINVAL, "%s:%d: bad rule set name '%s' in 'extends'",
+				    f->path, f->extends_line[i], x);
+			break;
+		}
+		for (k = 0; k < l->nchain; k++)
+			if (!strcmp(l->chain[k], x))
+				break;
+		if (k < l->nchain) {
+			size_t sz = 0;
+			FILE *m = open_memstream(&cycle, &sz);
+
+			if (!m) {
+				r = -ENOMEM;
+				break;
+			}
+			for (size_t j = k; j < l->nchain; j++)
+				fprintf(m, "'%s' -> ", l->chain[j]);
+			fprintf(m, "'%s'", x);
+			fclose(m);
+			r = err_set(err, ELOOP, "%s:%d: 'extends' cycle: %s", f->path,
+				    f->extends_line[i], cycle ? cycle : "");
+			break;
+		}
+		if (loader_has(l, x))
+			continue;
+		if (!l->shipped_dir || asprintf(&path, "%s/%s.json", l->shipped_dir, x) < 0 ||
+		    access(path, F_OK) < 0) {
+			r = err_set(err, ENOENT,
+				    "%s:%d: unknown rule set '%s' in 'extends' (no '%s/%s.json')",
+				    f->path, f->extends_line[i], x,
+				    l->shipped_dir ? l->shipped_dir : "(none)", x);
+			break;
+		}
+		if (asprintf(&origin, "extended by '%s'", f->stem ? f->stem : f->path) < 0) {
+			r = -ENOMEM;
+			break;
+		}
+		r = load_shipped(l, x, origin, err);
+	}
+	l->nchain--;
+	if (r < 0) {
+		rule_file_free(f);
+		return r;
+	}
+	a = realloc(l->files, (l->nfiles + 1) * sizeof(*a));
+	if (!a) {
+		rule_file_free(f);
+		return -ENOMEM;
+	}
+	l->files = a;
+	a[l->nfiles++] = f;
+	return 0;
+}
+
+int loader_parse_shipped(struct sfs_loader *l, const char *name, const char *origin,
+			 struct rule_file **out, char **err)
+{
+	cleanup_free char *path = NULL;
+	cleanup_fd int fd = -1;
+
+	if (asprintf(&path, "%s/%s.json", l->shipped_dir, name) < 0)
+		return -ENOMEM;
+	fd = rule_file_open(path, err);
+	if (fd < 0)
+		return fd;
+	return rule_file_parse_fd(l, fd, path, name, SFS_TRUST_SHIPPED, origin, out, err);
+}
+
+static int load_shipped(struct sfs_loader *l, const char *name, const char *origin, char **err)
+{
+	struct rule_file *f;
+	int r;
+
+	if (loader_has(l, name))
+		return 0;
+	r = loader_parse_shipped(l, name, origin, &f, err);
+	if (r < 0)
+		return r;
+	return loader_commit(l, f, err);
+}
+
+int sfs_loader_add_type(struct sfs_loader *l, const char *name, const char *origin, char **err)
+{
+	cleanup_free char *path = NULL;
+
+	if (!rule_set_name_valid(name))
+		return err_set(err, EINVAL, "bad project type '%s'", name);
+	if (!l->shipped_dir)
+		return err_set(err, ENOENT, "unknown project type '%s'", name);
+	if (asprintf(&path, "%s/%s.json", l->shipped_dir, name) < 0)
+		return -ENOMEM;
+	if (access(path, F_OK) < 0)
+		return err_set(err, ENOENT, "unknown project type '%s' (no '%s')", name, path);
+	return load_shipped(l, name, origin, err);
+}
+
+int sfs_loader_add_file(struct sfs_loader *l, const char *path, enum sfs_trust trust,
+			const char *origin, char **err)
+{
+	cleanup_fd int fd = rule_file_open(path, err);
+	struct rule_file *f;
+	int r;
+
+	if (fd < 0)
+		return fd;
+	r = rule_file_parse_fd(l, fd, path, NULL, trust, origin, &f, err);
+	if (r < 0)
+		return r;
+	return loader_commit(l, f, err);
+}
+
+int sfs_loader_add_buffer(struct sfs_loader *l, const char *display, const char *text, size_t len,
+			  enum sfs_trust trust, const char *origin, char **err)
+{
+	cleanup_free char *copy = NULL;
+	struct rule_file *f;
+	int r;
+
+	if (len > MAX_RULE_FILE)
+		return err_set(err, EFBIG, "rule file '%s' is larger than 1 MiB", display);
+	copy = malloc(len + 1);
+	if (!copy)
+		return -ENOMEM;
+	memcpy(copy, text, len);
+	copy[len] = '\0';
+	f = rule_file_new(display, NULL, trust, origin);
+	if (!f)
+		return -ENOMEM;
+	r = rule_file_parse_text(l, f, copy, len, err);
+	if (r < 0) {
+		rule_file_free(f);
+		return r;
+	}
+	return loader_commit(l, f, err);
+}
+
+/* The names of the *.json files in DIR, sorted; none when DIR is missing. */
+static int list_json(const char *dir, struct strv *out, char **err)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int r = 0;
+
+	if (!d) {
+		if (errno == ENOENT || errno == ENOTDIR)
+			return 0;
+		return err_set(err, errno, "cannot open rules directory '%s': %s", dir,
+			       strerror(errno));
+	}
+	while (r == 0 && (e = readdir(d))) {
+		size_t len = strlen(e->d_name);
+
+		if (len > 5 && e->d_name[0] != '.' && !strcmp(e->d_name + len - 5, ".json"))
+			r = strv_push(out, e->d_name);
+	}
+	closedir(d);
+	strv_sort(out);
+	return r;
+}
+
+int loader_unloaded_types(const struct sfs_loader *l, struct strv *names, char **err)
+{
+	cleanup_strv struct strv files = {0};
+	int r;
+
+	if (!l->shipped_dir)
+		return 0;
+	r = list_json(l->shipped_dir, &files, err);
+	for (size_t i = 0; i < files.n && r == 0; i++) {
+		files.v[i][strlen(files.v[i]) - 5] = '\0';
+		if (rule_set_name_valid(files.v[i]) && !loader_has(l, files.v[i]))
+			r = strv_push(names, files.v[i]);
+	}
+	return r;
+}
+
+/* Marks the protect rules each user-level release names as released. */
+static int apply_releases(struct sfs_loader *l, char **err)
+{
+	for (size_t i = 0; i < l->nfiles; i++) {
+		const struct rule_file *rf = l->files[i];
+
+		for (size_t j = 0; j < rf->nrel; j++) {
+			const struct rule_release *rel = &rf->rel[j];
+
+			for (size_t k = 0; k < l->nfiles; k++) {
+				struct rule_file *pf = l->files[k];
+
+				for (size_t m = 0; m < pf->nrules; m++) {
+					struct sfs_rule *ru = &pf->rules[m];
+
+					if (ru->cls != SFS_CLASS_PROTECTED ||
+					    strcmp(ru->pattern, rel->pattern))
+						continue;
+					if (ru->tier == 0)
+						return err_set(err, EPERM,
+							       "%s:%d: cannot release '%s': it is "
+							       "always protected (%s:%d)",
+							       rf->path, rel->line, rel->pattern,
+							       pf->path, ru->line);
+					if (ru->released_by)
+						continue;
+					if (asprintf((char **)&ru->released_by, "%s:%d", rf->path,
+						     rel->line) < 0) {
+						ru->released_by = NULL;
+						return -ENOMEM;
+					}
+				}
+			}
+		}
+	}
+	return 0;
+}
+
+int sfs_loader_finish(struct sfs_loader *l, struct sfs_policy **out, char **err)
+{
+	struct sfs_policy *p;
+	int r;
+
+	*out = NULL;
+	r = apply_releases(l, err);
+	if (r < 0)
+		return r;
+	p = sfs_policy_new();
+	if (!p)
+		return -ENOMEM;
+	/* One file turning ownership off is enough: it only takes away. */
+	for (size_t i = 0; i < l->nfiles; i++)
+		if (l->files[i]->owned == 0)
+			sfs_policy_set_ownership(p, false);
+	for (size_t i = 0; i < l->nfiles && r == 0; i++) {
+		const struct rule_file *f = l->files[i];
+		struct sfs_rule_source s = {f->path, f->name, f->description, f->origin};
+
+		r = sfs_policy_add_source(p, &s);
+		for (size_t j = 0; j < f->nrules && r == 0; j++) {
+			cleanup_free char *reason = NULL;
+			struct sfs_rule ru = f->rules[j];
+
+			ru.file = f->path;
+			r = sfs_policy_add_rule(p, &ru, &reason);
+			if (r == -EINVAL)
+				err_set(err, -r, "%s:%d: bad '%s' entry '%s': %s", f->path, ru.line,
+					ru.key, ru.pattern, reason ? reason : "invalid");
+		}
+	}
+	if (r == 0)
+		r = sfs_policy_compile(p, err);
+	if (r < 0) {
+		if (r == -ENOMEM && err && !*err)
+			err_set(err, -r, "out of memory while compiling the policy");
+		sfs_policy_free(p);
+		return r;
+	}
+	*out = p;
+	return 0;
+}
+
+/* ---- everything together ------------------------------------------------ */
+
+/* SOURCE/.sandy/rules.json, read without following symlinks. */
+static int add_project_file(struct sfs_loader *l, int source_fd, const char *source_dir, char **err)
+{
+	cleanup_free char *display = NULL;
+	cleanup_fd int dfd = -1, fd = -1;
+	struct rule_file *f;
+	struct stat st;
+	int r;
+
+	if (asprintf(&display, "%s/.sandy/rules.json", source_dir) < 0)
+		return -ENOMEM;
+	dfd = openat(source_fd, ".sandy", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dfd < 0) {
+		if (errno == ENOENT || errno == ENOTDIR)
+			return 0; /* no project rules */
+		return err_set(err, errno, "cannot open project rules directory '%s/.sandy': %s",
+			       source_dir, errno == ELOOP ? "is a symlink" : strerror(errno));
+	}
+	fd = openat(dfd, "rules.json", O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0) {
+		if (errno == ENOENT)
+			return 0;
+		return err_set(err, errno, "cannot open rule file '%s': %s", display,
+			       errno == ELOOP ? "is a symlink" : strerror(errno));
+	}
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
+		return err_set(err, EINVAL, "cannot read rule file '%s': not a regular file",
+			       display);
+	r = rule_file_parse_fd(l, fd, display, NULL, SFS_TRUST_PROJECT, "project rules", &f, err);
+	if (r < 0)
+		return r;
+	return loader_commit(l, f, err);
+}
+
+static int add_user_files(struct sfs_loader *l, char **err)
+{
+	cleanup_free char *dir = user_rules_dir();
+	cleanup_strv struct strv names = {0};
+	int r;
+
+	if (!dir)
+		return 0;
+	r = list_json(dir, &names, err);
+	for (size_t i = 0; i < names.n && r == 0; i++) {
+		cleanup_free char *path = NULL;
+
+		if (asprintf(&path, "%s/%s", dir, names.v[i]) < 0)
+			r = -ENOMEM;
+		else
+			r = sfs_loader_add_file(l, path, SFS_TRUST_USER, "user rules", err);
+	}
+	return r;
+}
+
+int sfs_policy_load(const struct sfs_rule_opts *o, const char *source_dir, struct sfs_policy **out,
+		    char **err)
+{
+	cleanup_fd int sfd = -1;
+	struct sfs_loader *l;
+	int r;
+
+	*out = NULL;
+	if (err)
+		*err = NULL;
+	sfd = open(source_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (sfd < 0)
+		return err_set(err, errno, "cannot open source directory '%s': %s", source_dir,
+			       strerror(errno));
+	l = sfs_loader_new(sfs_shipped_rules_dir(), sfs_shipped_overlays_dir());
+	if (!l)
+		return -ENOMEM;
+	r = sfs_loader_add_type(l, "base", "always", err);
+	for (size_t i = 0; r == 0 && i < o->types.n; i++)
+		r = sfs_loader_add_type(l, o->types.v[i], "--type", err);
+	if (r == 0 && o->types.n == 0 && !o->no_detect)
+		r = sfs_loader_detect(l, sfd, err);
+	for (size_t i = 0; r == 0 && i < o->files.n; i++)
+		r = sfs_loader_add_file(l, o->files.v[i], SFS_TRUST_USER, "--rules", err);
+	if (r == 0)
+		r = add_user_files(l, err);
+	if (r == 0)
+		r = add_project_file(l, sfd, source_dir, err);
+	/* Last, so that a rule file extending a type gets all of it. */
+	if (r == 0)
+		r = sfs_loader_add_protections(l, err);
+	if (r == 0)
+		r = sfs_loader_finish(l, out, err);
+	sfs_loader_free(l);
+	if (r < 0 && err && !*err)
+		err_set(err, -r, "cannot load rules: %s", strerror(-r));
+	return r;
+}
