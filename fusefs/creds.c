@@ -17,6 +17,11 @@ void sfs_creds_init(void)
 	creds_switchable = geteuid() == 0;
 }
 
+bool sfs_creds_switching(void)
+{
+	return creds_switchable;
+}
+
 static int set_thread_groups(size_t n, const gid_t *groups)
 {
 	return syscall(SYS_setgroups, n, groups) < 0 ? -errno : 0;
@@ -28,7 +33,7 @@ int sfs_creds_enter(fuse_req_t req, struct sfs_creds *saved)
 	gid_t small[64], *groups = small;
 	int n;
 
-	saved->switched = false;
+	saved->switched = saved->groups = false;
 	if (!creds_switchable || (ctx->uid == 0 && ctx->gid == 0))
 		return 0;
 
@@ -48,13 +53,24 @@ int sfs_creds_enter(fuse_req_t req, struct sfs_creds *saved)
 		return r;
 	setfsgid(ctx->gid);
 	setfsuid(ctx->uid);
+	saved->switched = saved->groups = true;
 	if ((uid_t)setfsuid((uid_t)-1) != ctx->uid || (gid_t)setfsgid((gid_t)-1) != ctx->gid) {
-		saved->switched = true;
 		sfs_creds_leave(saved);
 		return -EPERM;
 	}
-	saved->switched = true;
 	return 0;
+}
+
+void sfs_creds_enter_ids(fuse_req_t req, struct sfs_creds *saved)
+{
+	const struct fuse_ctx *ctx = fuse_req_ctx(req);
+
+	saved->groups = false;
+	saved->switched = creds_switchable && (ctx->uid != 0 || ctx->gid != 0);
+	if (saved->switched) {
+		setfsgid(ctx->gid);
+		setfsuid(ctx->uid);
+	}
 }
 
 void sfs_creds_leave(struct sfs_creds *saved)
@@ -64,8 +80,11 @@ void sfs_creds_leave(struct sfs_creds *saved)
 	if (saved->switched) {
 		setfsuid(0);
 		setfsgid(0);
-		set_thread_groups(0, NULL);
 		saved->switched = false;
+	}
+	if (saved->groups) {
+		set_thread_groups(0, NULL);
+		saved->groups = false;
 	}
 	errno = e;
 }

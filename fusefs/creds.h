@@ -13,14 +13,22 @@
 #include <stdbool.h>
 
 struct sfs_creds {
-	bool switched;
+	bool switched; /* fsuid and fsgid are the caller's */
+	bool groups;   /* so are the supplementary groups */
 };
 
 /* Decides once whether switching is possible (the daemon is root). */
 void sfs_creds_init(void);
+/* Whether requests run as their callers: the daemon is root. */
+bool sfs_creds_switching(void);
 
 /* Takes on the identity of REQ's caller; 0 or -errno (nothing switched). */
 int sfs_creds_enter(fuse_req_t req, struct sfs_creds *saved);
+/* Only the caller's fsuid and fsgid, for a write to a file the caller
+ * opened: quotas and reserved blocks count as they would natively, and
+ * the groups were settled by the open. */
+void sfs_creds_enter_ids(fuse_req_t req, struct sfs_creds *saved);
+/* Undoes what the enter switched. */
 void sfs_creds_leave(struct sfs_creds *saved);
 #define cleanup_creds __attribute__((cleanup(sfs_creds_leave)))
 

@@ -1,0 +1,550 @@
+/* handle.c - open files, from the open or create that makes the kernel a
+ * handle to its release: the handle and its deferred host open, the fds
+ * kept for files just created or removed while open, the fd each I/O
+ * request works on, and the handlers of that I/O (read, write, fsync,
+ * fallocate, copy_file_range, lseek). The rules of ops.c hold here too. */
+#include "fs.h"
+#include "compat.h"
+#include "creds.h"
+#include "guard.h"
+#include "inode.h"
+#include "stats.h"
+#include "common/util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* The O_TRUNC of an open of N, once FD (opened without it) is known to be
+ * N. O_RDONLY|O_TRUNC truncates too (Linux): through a write fd of its
+ * own, checked the same way. */
+static int truncate_opened(struct sfs_fs *fs, struct sfs_node *n, const struct sfs_location *loc,
+			   int fd, int flags)
+{
+	struct sfs_stat st;
+
+	if ((flags & O_ACCMODE) != O_RDONLY)
+		return ftruncate(fd, 0) < 0 ? -errno : 0;
+	cleanup_fd int wfd =
+		openat(loc->dir.fd, loc->name, O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (wfd < 0)
+		return -errno;
+	int r = sfs_stat_fd(wfd, &st);
+	if (r < 0)
+		return r;
+	if (!sfs_node_matches(fs->table, n, &st))
+		return -ESTALE;
+	return ftruncate(wfd, 0) < 0 ? -errno : 0;
+}
+
+/* Opens N itself with FLAGS (never following a symlink) and checks that
+ * what was opened is N. The way there is resolved with the daemon's own
+ * credentials (an anchor on the portable flavour is a directory opened for
+ * reading, which a caller with search permission only could not open);
+ * with AS_CALLER, the open itself is the caller's. */
+static int open_node_as(fuse_req_t as_caller, struct sfs_fs *fs, struct sfs_node *n, int flags)
+{
+	cleanup_location struct sfs_location loc = {0};
+	cleanup_creds struct sfs_creds creds = {0};
+	struct sfs_stat st;
+	int r = sfs_locate(fs->table, n, &loc);
+
+	if (r == 0 && as_caller)
+		r = sfs_creds_enter(as_caller, &creds);
+	if (r < 0)
+		return r;
+	/* O_TRUNC waits until the file opened is known to be N: the name may
+	 * lead to another file by now (the user replaced it on the host),
+	 * which nobody judged. */
+	cleanup_fd int fd =
+		openat(loc.dir.fd, loc.name, (flags & ~O_TRUNC) | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? -ESTALE : -errno;
+	r = sfs_stat_fd(fd, &st);
+	if (r < 0)
+		return r;
+	if (!sfs_node_matches(fs->table, n, &st))
+		return -ESTALE;
+	if ((flags & O_TRUNC) && S_ISREG(st.st.st_mode) &&
+	    (r = truncate_opened(fs, n, &loc, fd, flags)) < 0)
+		return r;
+	return steal_fd(&fd);
+}
+
+int fs_open_node(struct sfs_fs *fs, struct sfs_node *n, int flags)
+{
+	return open_node_as(NULL, fs, n, flags);
+}
+
+/* What the kernel holds from open or create to release. An open that can
+ * change the file opens the host file at once, as the caller; a read-only
+ * one waits for the first request that needs an fd: most are served from
+ * the page cache (FOPEN_KEEP_CACHE) and never need one, which saves the
+ * daemon a host open and close per file (rg, tar, compilers). */
+struct open_file {
+	_Atomic int fd; /* -1 until opened */
+	int flags;	/* host open flags for the deferred open */
+};
+
+static struct open_file *handle_of(const struct fuse_file_info *fi)
+{
+	return fi ? (struct open_file *)(uintptr_t)fi->fh : NULL;
+}
+
+int fs_handle_fd_if_open(const struct fuse_file_info *fi)
+{
+	struct open_file *h = handle_of(fi);
+	int fd = h ? atomic_load(&h->fd) : -1;
+
+	return fd > 0 ? fd : 0;
+}
+
+/* The handle's fd, opening the host file now if the open was deferred;
+ * 0 without a handle. */
+static int handle_fd(struct sfs_fs *fs, struct sfs_node *n, const struct fuse_file_info *fi)
+{
+	struct open_file *h = handle_of(fi);
+
+	if (!h)
+		return 0;
+	int fd = atomic_load(&h->fd);
+	if (fd > 0)
+		return fd;
+	/* Unlinked since it was opened: the fd kept for it then. */
+	struct sfs_node_info info;
+	sfs_node_info(fs->table, n, &info);
+	if (info.orphan_fd >= 0) {
+		fd = fcntl(info.orphan_fd, F_DUPFD_CLOEXEC, 3);
+		if (fd < 0)
+			fd = -errno;
+	} else {
+		fd = fs_open_node(fs, n, h->flags);
+	}
+	if (fd < 0)
+		return fd;
+	int none = -1;
+	if (!atomic_compare_exchange_strong(&h->fd, &none, fd)) {
+		close(fd); /* another request opened it first */
+		fd = none;
+	}
+	return fd;
+}
+
+/* Hands the kernel a handle on FD (-1: open at first use with FLAGS). */
+static int handle_new(struct fuse_file_info *fi, int fd, int flags)
+{
+	struct open_file *h = malloc(sizeof(*h));
+
+	if (!h)
+		return -ENOMEM;
+	atomic_init(&h->fd, fd);
+	h->flags = flags;
+	fi->fh = (uintptr_t)h;
+	return 0;
+}
+
+static void handle_free(struct fuse_file_info *fi)
+{
+	struct open_file *h = handle_of(fi);
+
+	if (!h)
+		return;
+	int fd = atomic_load(&h->fd);
+	if (fd > 0)
+		close(fd);
+	free(h);
+	fi->fh = 0;
+}
+
+static void keep_created(struct sfs_fs *fs, struct sfs_node *n, int fd, int accmode)
+{
+	struct sfs_node_info info;
+
+	sfs_node_info(fs->table, n, &info);
+	pthread_mutex_lock(&fs->created_lock);
+	struct created_fd *slot = &fs->created[fs->created_next++ % ARRAY_SIZE(fs->created)];
+	if (slot->fd >= 0)
+		close(slot->fd);
+	*slot = (struct created_fd){n, info.generation, fd, accmode};
+	pthread_mutex_unlock(&fs->created_lock);
+}
+
+/* A duplicate of the fd N was created with, if still kept and opened for
+ * ACCMODE (or both ways); else -1. */
+static int created_dup(struct sfs_fs *fs, struct sfs_node *n, int accmode)
+{
+	struct sfs_node_info info;
+	int fd = -1;
+
+	sfs_node_info(fs->table, n, &info);
+	pthread_mutex_lock(&fs->created_lock);
+	for (size_t i = 0; i < ARRAY_SIZE(fs->created) && fd < 0; i++) {
+		struct created_fd *c = &fs->created[i];
+		if (c->fd >= 0 && c->node == n && c->generation == info.generation &&
+		    (c->accmode == accmode || c->accmode == O_RDWR))
+			fd = fcntl(c->fd, F_DUPFD_CLOEXEC, 3);
+	}
+	pthread_mutex_unlock(&fs->created_lock);
+	return fd;
+}
+
+/* Closes the fds kept since N was created. */
+static void created_drop(struct sfs_fs *fs, const struct sfs_node *n)
+{
+	pthread_mutex_lock(&fs->created_lock);
+	for (size_t i = 0; i < ARRAY_SIZE(fs->created); i++) {
+		struct created_fd *c = &fs->created[i];
+		if (c->fd >= 0 && c->node == n) {
+			close(c->fd);
+			c->fd = -1;
+		}
+	}
+	pthread_mutex_unlock(&fs->created_lock);
+}
+
+int fs_io_fd_get(struct sfs_fs *fs, struct sfs_node *n, const struct fuse_file_info *fi, int flags,
+		 struct io_fd *io)
+{
+	struct sfs_node_info info;
+
+	io->owned = false;
+	io->fd = handle_fd(fs, n, fi);
+	if (io->fd != 0)
+		return io->fd < 0 ? io->fd : 0;
+	sfs_node_info(fs->table, n, &info);
+	if (info.overlay_fd >= 0 || info.orphan_fd >= 0) {
+		io->fd = info.overlay_fd >= 0 ? info.overlay_fd : info.orphan_fd;
+		return 0;
+	}
+	io->fd = created_dup(fs, n, flags & O_ACCMODE);
+	if (io->fd < 0)
+		io->fd = fs_open_node(fs, n, flags | O_NONBLOCK);
+	if (io->fd < 0)
+		return io->fd;
+	io->owned = true;
+	return 0;
+}
+
+void fs_io_fd_put(struct io_fd *io)
+{
+	if (io->owned)
+		close_keep_errno(io->fd);
+	io->owned = false;
+}
+
+int fs_keep_before_removal(struct sfs_fs *fs, int dirfd, const char *name,
+			   const struct sfs_stat *st, struct sfs_node **node)
+{
+	*node = NULL;
+	/* fstat(), fchmod(), fsetxattr() on an open file reach the daemon
+	 * without its handle (the kernel sends none for them), and a
+	 * directory is open without one anyway (no_opendir). A file with no
+	 * handle out, when every open makes one, is open nowhere. */
+	if (!S_ISREG(st->st.st_mode) && !S_ISDIR(st->st.st_mode))
+		return -1;
+	*node = sfs_table_find(fs->table, st);
+	if (!*node)
+		return -1;
+	struct sfs_node_info info;
+	sfs_node_info(fs->table, *node, &info);
+	if (S_ISREG(st->st.st_mode) && !fs->no_open && info.handles == 0)
+		return -1;
+	/* A directory too: a process may sit in it (its cwd) and still stat
+	 * it, as natively. */
+	int fd = S_ISDIR(st->st.st_mode)
+			 ? -1
+			 : openat(dirfd, name, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	struct sfs_stat now;
+	if (fd >= 0 && (sfs_stat_fd(fd, &now) < 0 || !sfs_node_matches(fs->table, *node, &now))) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
+void fs_keep_after_removal(struct sfs_fs *fs, struct sfs_node *node, int fd)
+{
+	if (fd >= 0) {
+		if (sfs_node_adopt_orphan_fd(fs->table, node, fd))
+			created_drop(fs, node);
+		else
+			close(fd);
+	}
+	sfs_node_unpin(fs->table, node);
+}
+
+/* Host open flags for a kernel open request. O_DIRECT is dropped: the
+ * daemon's buffers are not aligned for it and the kernel page cache is
+ * bypassed by the kernel anyway when it matters. O_APPEND is dropped: the
+ * kernel places appends itself (and is not told when fcntl takes the flag
+ * away), so the host fd must write where it is told. */
+static int host_open_flags(int flags)
+{
+	return (flags & ~(O_CREAT | O_EXCL | O_NOCTTY | O_DIRECT | O_APPEND)) | O_NOFOLLOW |
+	       O_CLOEXEC;
+}
+
+static bool opens_for_change(int flags)
+{
+	return (flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC);
+}
+
+static int overlay_of(struct sfs_fs *fs, struct sfs_node *n)
+{
+	struct sfs_node_info info;
+
+	sfs_node_info(fs->table, n, &info);
+	return info.overlay_fd;
+}
+
+void sfs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	SFS_TIME_REQUEST(&fs_of(req)->stats, OPEN);
+	struct sfs_fs *fs = fs_of(req);
+	struct sfs_node *n = fs_node_of(req, ino);
+	int overlay_fd = overlay_of(fs, n);
+
+	if (fs->no_open) {
+		/* The kernel takes this as "open without asking" from now on. */
+		fuse_reply_err(req, ENOSYS);
+		return;
+	}
+	bool for_change = opens_for_change(fi->flags);
+	int r = for_change ? fs_check_node(req, n, SFS_OP_WRITE, "open") : 0;
+	int fd = -1;
+
+	if (r == 0 && overlay_fd >= 0) {
+		/* Read-only (the policy allows nothing else on an overlay);
+		 * reads are pread()s, so a shared offset does no harm. */
+		fd = dup(overlay_fd);
+		if (fd < 0)
+			r = -errno;
+	} else if (r == 0 && for_change) {
+		/* The kernel has checked the caller's permission to open
+		 * (default_permissions); the host checks it again for what
+		 * can change something, as the caller. */
+		fd = open_node_as(req, fs, n, host_open_flags(fi->flags));
+		if (fd < 0)
+			r = fd;
+	} else if (r == 0) {
+		/* Still there under its name: if the host replaced it (git
+		 * rewrites .git/index so), ESTALE makes the kernel look the
+		 * name up again and open what is there now. */
+		cleanup_location struct sfs_location loc = {0};
+		struct sfs_stat st;
+		r = fs_locate_verified(fs, n, &loc, &st);
+	}
+	if (r == 0)
+		r = handle_new(fi, fd, host_open_flags(fi->flags));
+	if (r < 0) {
+		close_keep_errno(fd);
+		fuse_reply_err(req, -r);
+		return;
+	}
+	fi->keep_cache = 1;
+	sfs_node_handles(fs->table, n, 1);
+	if (fuse_reply_open(req, fi) != 0) {
+		sfs_node_handles(fs->table, n, -1);
+		handle_free(fi);
+	}
+}
+
+void sfs_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
+		struct fuse_file_info *fi)
+{
+	SFS_TIME_REQUEST(&fs_of(req)->stats, CREATE);
+	struct sfs_fs *fs = fs_of(req);
+	cleanup_change struct change ch = {0};
+	struct fuse_entry_param e;
+	struct sfs_subject who = fs_subject_new();
+	struct sfs_stat st;
+	int fd = -1;
+	int r = fs_change_begin(req, parent, name, SFS_OP_CREATE, "create", false, &who, &ch);
+
+	if (r == 0)
+		r = fs_refuse_private_root(req, &ch, "create");
+	/* Where only ownership lets the agent in, the name must really be
+	 * new (a file the host made there meanwhile is not opened), and what
+	 * is made is marked the agent's. */
+	bool owned = r == 0 && !sfs_guard_writable(fs->guard, ch.path);
+	if (r == 0) {
+		int excl = (fi->flags & O_EXCL) || owned ? O_EXCL : 0;
+		fd = openat(ch.dir.fd, name, host_open_flags(fi->flags) | O_CREAT | excl,
+			    fs_new_mode(req, ch.dir.fd, mode));
+		if (fd < 0)
+			r = -errno;
+	}
+	if (r == 0 && owned) {
+		sfs_creds_leave(&ch.creds);
+		if (sfs_stat_fd(fd, &st) == 0)
+			sfs_guard_mark_owned(fs->guard, fd, ch.dir.fd, name, &st, true);
+	}
+	if (r == 0)
+		r = fs_lookup_at(fs, fs_node_of(req, parent), ch.dir.fd, name, ch.path, NULL, &e,
+				 NULL);
+	if (r < 0) {
+		close_keep_errno(fd);
+		fuse_reply_err(req, -r);
+		return;
+	}
+	if (owned)
+		sfs_node_set_owned(fs->table, fs_node_of(req, e.ino), true);
+	/* Once it opens without asking, the kernel never releases what it
+	 * opened, created files included: no handle must be left to leak. */
+	fi->fh = 0;
+	if (fs->no_open && sfs_creds_switching()) {
+		close(fd);
+	} else if (fs->no_open) {
+		keep_created(fs, fs_node_of(req, e.ino), fd, fi->flags & O_ACCMODE);
+	} else if ((r = handle_new(fi, fd, 0)) < 0) {
+		/* The file exists now; the kernel learns of it at its next
+		 * lookup. */
+		close(fd);
+		sfs_table_forget(fs->table, fs_node_of(req, e.ino), 1);
+		fuse_reply_err(req, -r);
+		return;
+	}
+	fi->keep_cache = 1;
+	if (fi->fh)
+		sfs_node_handles(fs->table, fs_node_of(req, e.ino), 1);
+	if (fuse_reply_create(req, &e, fi) != 0) {
+		if (fi->fh)
+			sfs_node_handles(fs->table, fs_node_of(req, e.ino), -1);
+		handle_free(fi);
+		sfs_table_forget(fs->table, fs_node_of(req, e.ino), 1);
+	}
+}
+
+void sfs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi)
+{
+	SFS_TIME_REQUEST(&fs_of(req)->stats, READ);
+	struct fuse_bufvec buf = FUSE_BUFVEC_INIT(size);
+	cleanup_io struct io_fd io = {0};
+	int r = fs_io_fd_get(fs_of(req), fs_node_of(req, ino), fi, O_RDONLY, &io);
+
+	if (r < 0) {
+		fuse_reply_err(req, -r);
+		return;
+	}
+	buf.buf[0].flags = FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK;
+	buf.buf[0].fd = io.fd;
+	buf.buf[0].pos = off;
+	fuse_reply_data(req, &buf, FUSE_BUF_SPLICE_MOVE);
+}
+
+void sfs_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *in, off_t off,
+		   struct fuse_file_info *fi)
+{
+	SFS_TIME_REQUEST(&fs_of(req)->stats, WRITE);
+	struct fuse_bufvec out = FUSE_BUFVEC_INIT(fuse_buf_size(in));
+	cleanup_io struct io_fd io = {0};
+	struct sfs_creds creds;
+	struct sfs_node *n = fs_node_of(req, ino);
+	int r = fs_check_node(req, n, SFS_OP_WRITE, "write");
+
+	if (r == 0)
+		r = fs_io_fd_get(fs_of(req), n, fi, O_WRONLY, &io);
+	if (r < 0) {
+		fuse_reply_err(req, -r);
+		return;
+	}
+	out.buf[0].flags = FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK;
+	out.buf[0].fd = io.fd;
+	out.buf[0].pos = off;
+	sfs_creds_enter_ids(req, &creds);
+	ssize_t res = fuse_buf_copy(&out, in, 0);
+	sfs_creds_leave(&creds);
+	if (res < 0)
+		fuse_reply_err(req, (int)-res);
+	else
+		fuse_reply_write(req, (size_t)res);
+}
+
+void sfs_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	SFS_TIME_REQUEST(&fs_of(req)->stats, RELEASE);
+	if (handle_of(fi)) {
+		handle_free(fi);
+		sfs_node_handles(fs_of(req)->table, fs_node_of(req, ino), -1);
+	}
+	fuse_reply_err(req, 0);
+}
+
+void sfs_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
+{
+	SFS_TIME_REQUEST(&fs_of(req)->stats, FSYNC);
+	cleanup_io struct io_fd io = {0};
+	int r = fs_io_fd_get(fs_of(req), fs_node_of(req, ino), fi, O_RDONLY, &io);
+
+	if (r == 0 && (datasync ? fdatasync(io.fd) : fsync(io.fd)) < 0)
+		r = -errno;
+	fuse_reply_err(req, -r);
+}
+
+void sfs_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t offset, off_t length,
+		   struct fuse_file_info *fi)
+{
+	SFS_TIME_REQUEST(&fs_of(req)->stats, FALLOCATE);
+	cleanup_io struct io_fd io = {0};
+	struct sfs_creds creds;
+	struct sfs_node *n = fs_node_of(req, ino);
+	int r = fs_check_node(req, n, SFS_OP_WRITE, "fallocate");
+
+	if (r == 0)
+		r = fs_io_fd_get(fs_of(req), n, fi, O_WRONLY, &io);
+	if (r == 0) {
+		sfs_creds_enter_ids(req, &creds);
+		r = fallocate(io.fd, mode, offset, length) < 0 ? -errno : 0;
+		sfs_creds_leave(&creds);
+	}
+	fuse_reply_err(req, -r);
+}
+
+void sfs_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_in,
+			 struct fuse_file_info *fi_in, fuse_ino_t ino_out, off_t off_out,
+			 struct fuse_file_info *fi_out, size_t len, int flags)
+{
+	SFS_TIME_REQUEST(&fs_of(req)->stats, COPY_FILE_RANGE);
+	cleanup_io struct io_fd in = {0};
+	cleanup_io struct io_fd out = {0};
+	struct sfs_creds creds;
+	int r = fs_check_node(req, fs_node_of(req, ino_out), SFS_OP_WRITE, "copy_file_range");
+
+	if (r == 0)
+		r = fs_io_fd_get(fs_of(req), fs_node_of(req, ino_in), fi_in, O_RDONLY, &in);
+	if (r == 0)
+		r = fs_io_fd_get(fs_of(req), fs_node_of(req, ino_out), fi_out, O_WRONLY, &out);
+	if (r < 0) {
+		fuse_reply_err(req, -r);
+		return;
+	}
+	sfs_creds_enter_ids(req, &creds);
+	ssize_t res = copy_file_range(in.fd, &off_in, out.fd, &off_out, len, (unsigned)flags);
+	int e = errno;
+	sfs_creds_leave(&creds);
+	if (res < 0)
+		fuse_reply_err(req, e);
+	else
+		fuse_reply_write(req, (size_t)res);
+}
+
+void sfs_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence, struct fuse_file_info *fi)
+{
+	SFS_TIME_REQUEST(&fs_of(req)->stats, LSEEK);
+	cleanup_io struct io_fd io = {0};
+	int r = fs_io_fd_get(fs_of(req), fs_node_of(req, ino), fi, O_RDONLY, &io);
+	off_t res = r < 0 ? r : lseek(io.fd, off, whence);
+
+	if (r < 0)
+		fuse_reply_err(req, -r);
+	else if (res < 0)
+		fuse_reply_err(req, errno);
+	else
+		fuse_reply_lseek(req, res);
+}

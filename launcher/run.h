@@ -1,0 +1,35 @@
+/* sandy.h - the options of one `sandy` invocation, as the command line
+ * (main.c) hands them to the session (run.c). */
+#ifndef SANDY_SANDY_H
+#define SANDY_SANDY_H
+
+#include "util.h"
+
+#include <stdbool.h>
+
+enum sandy_fs {
+	SANDY_FS_FUSE,
+	SANDY_FS_BIND,
+};
+
+enum sandy_runtime {
+	SANDY_RUNTIME_AUTO,
+	SANDY_RUNTIME_DOCKER,
+	SANDY_RUNTIME_PODMAN,
+	SANDY_RUNTIME_NONE,
+};
+
+struct sandy_opts {
+	enum sandy_fs fs;
+	enum sandy_runtime runtime;
+	const char *image;
+	struct strv rule_args; /* --type/--rules/--no-detect, as sandyfs takes them */
+	bool quiet;
+	const char *project; /* as given; "." by default */
+	char **command;	     /* NULL: the image's command, or the user's shell */
+};
+
+/* Runs one session; returns sandy's exit status (see --help). */
+int sandy_run(const struct sandy_opts *o);
+
+#endif
