@@ -1,6 +1,6 @@
-/* docker.c - see docker.h. */
+/* engine.c - see engine.h. */
 
-#include "docker.h"
+#include "engine.h"
 #include "proc.h"
 
 #include "config.h"
@@ -8,9 +8,23 @@
 #include <string.h>
 #include <sys/stat.h>
 
+/* The first line of S (for quoting a tool's error message), trimmed,
+ * malloc'ed; "" for NULL. */
+static char *first_line(const char *s)
+{
+	if (!s)
+		return strdup("");
+	while (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r')
+		s++;
+	size_t len = strcspn(s, "\r\n");
+	while (len > 0 && (s[len - 1] == ' ' || s[len - 1] == '\t'))
+		len--;
+	return strndup(s, len);
+}
+
 int engine_check(const char *engine, bool quiet)
 {
-	if (!find_in_path(engine, NULL)) {
+	if (!host_find_program(engine, NULL)) {
 		if (!quiet)
 			sandy_error(
 				"cannot find '%s': install it (e.g. 'sudo apt-get install %s'), "
@@ -22,13 +36,13 @@ int engine_check(const char *engine, bool quiet)
 	 * that proves it answers. */
 	char *argv[] = {(char *)engine, "version", "--format",
 			!strcmp(engine, "docker") ? "{{.Server.Version}}" : "{{.Version}}", NULL};
-	cleanup_free char *err = NULL;
-	int status = proc_run(argv, PROC_IN_NULL | PROC_OUT_NULL | PROC_ERR_CAPTURE, NULL, &err);
+	cleanup_free char *errout = NULL;
+	int status = proc_run(argv, PROC_IN_NULL | PROC_OUT_NULL | PROC_ERR_CAPTURE, NULL, &errout);
 	if (status == 0)
 		return 0;
 	if (quiet)
 		return -EHOSTDOWN;
-	cleanup_free char *why = first_line(err);
+	cleanup_free char *why = first_line(errout);
 	if (status < 0)
 		sandy_error("cannot run '%s': %s", engine, strerror(-status));
 	else if (why && strcasestr(why, "permission denied"))
@@ -68,7 +82,7 @@ int engine_image_check(const char *engine, const char *image)
 static char *mount_field(const char *key, const char *value)
 {
 	if (!strpbrk(value, ",\"\n"))
-		return xasprintf("%s=%s", key, value);
+		return sandy_asprintf("%s=%s", key, value);
 	size_t len = strlen(key) + 4 + 2 * strlen(value);
 	char *s = malloc(len), *p = s;
 	if (!s)
@@ -96,7 +110,8 @@ static int push_bind(struct strv *argv, const char *src, const char *dst, const 
 				     extra ? extra : ""));
 }
 
-int container_argv(const struct container_spec *c, struct strv *argv)
+/* The full `ENGINE run ...` argv for the container C describes. */
+static int run_argv(const struct container_spec *c, struct strv *argv)
 {
 	bool podman = !strcmp(c->engine, "podman");
 	int r = 0;
@@ -156,10 +171,10 @@ int container_argv(const struct container_spec *c, struct strv *argv)
 	return r;
 }
 
-int container_start(const struct container_spec *spec, pid_t *client)
+int engine_run(const struct container_spec *spec, pid_t *client)
 {
 	cleanup_strv struct strv argv = {0};
-	int r = container_argv(spec, &argv);
+	int r = run_argv(spec, &argv);
 
 	if (r < 0)
 		return r;
@@ -174,7 +189,7 @@ int container_start(const struct container_spec *spec, pid_t *client)
 	return proc_spawn(argv.v, PROC_PDEATHSIG, client);
 }
 
-void container_stop(const char *engine, const char *name, int seconds)
+void engine_stop(const char *engine, const char *name, int seconds)
 {
 	char t[16];
 	snprintf(t, sizeof(t), "%d", seconds);
@@ -183,11 +198,11 @@ void container_stop(const char *engine, const char *name, int seconds)
 	proc_run(argv, PROC_IN_NULL | PROC_OUT_NULL | PROC_ERR_NULL, NULL, NULL);
 }
 
-void container_remove(const char *engine, const char *name)
+void engine_remove(const char *engine, const char *name)
 {
 	char *argv[] = {(char *)engine, "rm", "--force", "--", (char *)name, NULL};
 
-	if (find_in_path(engine, NULL))
+	if (host_find_program(engine, NULL))
 		proc_run(argv, PROC_IN_NULL | PROC_OUT_NULL | PROC_ERR_NULL, NULL, NULL);
 }
 
@@ -199,8 +214,8 @@ static char *container_dir(void)
 
 	if (env && *env)
 		return strdup(env);
-	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
-		cleanup_free char *df = xasprintf("%s/Dockerfile", dirs[i]);
+	for (size_t i = 0; i < ARRAY_SIZE(dirs); i++) {
+		cleanup_free char *df = sandy_asprintf("%s/Dockerfile", dirs[i]);
 		if (df && stat(df, &st) == 0)
 			return strdup(dirs[i]);
 	}

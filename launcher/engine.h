@@ -1,12 +1,12 @@
-/* docker.h - the container runtimes, docker and podman (the same command
+/* engine.h - the container engines, docker and podman (the same command
  * line): whether the engine answers, whether the image is there, the
  * hardened `run` command line, stopping and removing a session's container,
  * and building the agent image from launcher/container/. */
-#ifndef SANDY_DOCKER_H
-#define SANDY_DOCKER_H
+#ifndef SANDY_ENGINE_H
+#define SANDY_ENGINE_H
 
 #include "host.h"
-#include "util.h"
+#include "sandy.h"
 
 #include <stdbool.h>
 #include <sys/types.h>
@@ -37,17 +37,14 @@ int engine_check(const char *engine, bool quiet);
 /* 0 when IMAGE is present in ENGINE; otherwise says how to build it. */
 int engine_image_check(const char *engine, const char *image);
 
-/* The full `ENGINE run ...` argv for the container SPEC describes. */
-int container_argv(const struct container_spec *spec, struct strv *argv);
-
-/* Starts the foreground client (`docker run`); it ends when the container
- * does, with the command's status. */
-int container_start(const struct container_spec *spec, pid_t *client);
+/* Starts the foreground client (`ENGINE run ...` for the container SPEC
+ * describes); it ends when the container does, with the command's status. */
+int engine_run(const struct container_spec *spec, pid_t *client);
 
 /* `ENGINE stop` with a grace period, then `rm -f` in case the client that
  * would have removed it is gone. Quiet. */
-void container_stop(const char *engine, const char *name, int seconds);
-void container_remove(const char *engine, const char *name);
+void engine_stop(const char *engine, const char *name, int seconds);
+void engine_remove(const char *engine, const char *name);
 
 /* `sandy build-image`: builds IMAGE from the Dockerfile directory. */
 int engine_build_image(const char *engine, const char *image, char *const *extra_args);

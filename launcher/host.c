@@ -1,7 +1,7 @@
 /* host.c - see host.h. */
 
 #include "host.h"
-#include "util.h"
+#include "sandy.h"
 
 #include <fcntl.h>
 #include <limits.h>
@@ -84,6 +84,32 @@ static bool executable_file(const char *path)
 	return stat(path, &st) == 0 && S_ISREG(st.st_mode) && access(path, X_OK) == 0;
 }
 
+bool host_find_program(const char *name, char **found)
+{
+	if (strchr(name, '/')) {
+		if (access(name, X_OK) != 0)
+			return false;
+		if (found)
+			*found = strdup(name);
+		return true;
+	}
+	const char *path = getenv("PATH");
+	if (!path || !*path)
+		path = "/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin";
+	while (*path) {
+		size_t len = strcspn(path, ":");
+		char buf[PATH_MAX];
+		int n = snprintf(buf, sizeof(buf), "%.*s/%s", (int)len, len ? path : ".", name);
+		if (n > 0 && (size_t)n < sizeof(buf) && executable_file(buf)) {
+			if (found)
+				*found = strdup(buf);
+			return true;
+		}
+		path += len + (path[len] == ':');
+	}
+	return false;
+}
+
 char *host_find_sandyfs(void)
 {
 	const char *env = getenv("SANDYFS");
@@ -99,20 +125,21 @@ char *host_find_sandyfs(void)
 	cleanup_free char *dir = self_dir();
 	if (dir) {
 		static const char *const rel[] = {"../fusefs/sandyfs", "sandyfs"};
-		for (size_t i = 0; i < 2; i++) {
-			cleanup_free char *p = xasprintf("%s/%s", dir, rel[i]);
+		for (size_t i = 0; i < ARRAY_SIZE(rel); i++) {
+			cleanup_free char *p = sandy_asprintf("%s/%s", dir, rel[i]);
 			if (p && executable_file(p))
 				return realpath(p, NULL);
 		}
 	}
-	if (find_in_path("sandyfs", &found))
+	if (host_find_program("sandyfs", &found))
 		return found;
 	sandy_error("cannot find sandyfs: build it ('scripts/build.sh'), put it in PATH, or name "
 		    "it with SANDYFS=/path/to/sandyfs; or use --fs=bind to run without it");
 	return NULL;
 }
 
-bool host_fuse_conf_allows_other(const char *path)
+/* Whether the FUSE config file at PATH carries a user_allow_other line. */
+static bool fuse_conf_allows_other(const char *path)
 {
 	cleanup_file FILE *f = fopen(path, "re");
 	char line[512];
@@ -151,12 +178,12 @@ int host_check_fuse(bool need_allow_other)
 	if (geteuid() == 0)
 		return 0;
 	/* An unprivileged mount goes through the set-uid fusermount3. */
-	if (!find_in_path("fusermount3", NULL)) {
+	if (!host_find_program("fusermount3", NULL)) {
 		sandy_error("cannot find 'fusermount3', which mounts FUSE filesystems for "
 			    "non-root users; install it ('sudo apt-get install fuse3')");
 		return -ENOENT;
 	}
-	if (need_allow_other && !host_fuse_conf_allows_other("/etc/fuse.conf")) {
+	if (need_allow_other && !fuse_conf_allows_other("/etc/fuse.conf")) {
 		sandy_error(
 			"FUSE does not let the container's user into your mount: add a line "
 			"'user_allow_other' to /etc/fuse.conf (e.g. 'echo user_allow_other | sudo "
@@ -185,7 +212,7 @@ void host_limits(struct host_limits *l)
 	 * take the host's pid space. */
 	l->pids = 4096;
 	cleanup_free char *max = NULL;
-	if (read_file("/proc/sys/kernel/pid_max", 32, &max) == 0) {
+	if (sandy_read_file("/proc/sys/kernel/pid_max", 32, &max) == 0) {
 		unsigned long pm = strtoul(max, NULL, 10);
 		if (pm > 0 && pm / 4 < l->pids)
 			l->pids = (unsigned)(pm / 4 < 256 ? 256 : pm / 4);

@@ -22,6 +22,10 @@ struct host_user {
 int host_user(struct host_user *u);
 void host_user_free(struct host_user *u);
 
+/* Whether NAME is an executable found in PATH (or a path to one); its
+ * path (malloc'ed) in *FOUND when FOUND is not NULL. */
+bool host_find_program(const char *name, char **found);
+
 /* The sandyfs binary: $SANDYFS, else next to sandy in a build tree
  * (../fusefs/sandyfs) or an install (sandyfs beside sandy), else PATH.
  * NULL (message printed) when there is none. */
@@ -31,9 +35,6 @@ char *host_find_sandyfs(void);
  * NEED_ALLOW_OTHER, user_allow_other set in /etc/fuse.conf. 0 or -errno
  * with the message printed. */
 int host_check_fuse(bool need_allow_other);
-
-/* Whether the FUSE config file at PATH carries a user_allow_other line. */
-bool host_fuse_conf_allows_other(const char *path);
 
 struct host_limits {
 	unsigned long long memory; /* bytes */

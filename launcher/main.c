@@ -3,9 +3,12 @@
  * usage errors into exit statuses. */
 
 #include "config.h"
-#include "docker.h"
+#include "engine.h"
 #include "host.h"
-#include "sandy.h"
+#include "run.h"
+#include "sandyfs.h"
+
+#include "common/cli.h"
 
 #include <cJSON.h>
 #include <getopt.h>
@@ -54,29 +57,18 @@ static const char usage_text[] =
 	"Exit status: COMMAND's; 128+N when sandy was stopped by signal N; 125 when sandy\n"
 	"itself failed (bad usage, a failed check, sandyfs dying mid-session).\n";
 
-static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int usage_error(const char *fmt, ...)
+static const struct cli sandy_cli = {"sandy", "sandy --help", SANDY_EXIT_FAILURE};
+
+#define usage_error(...) cli_usage_error(&sandy_cli, __VA_ARGS__)
+
+/* Every command ends option parsing the same way on what is not one of its
+ * options: --help prints the usage (status 0), the rest is a usage error. */
+static int help_or_bad_option(int c, char **argv)
 {
-	va_list ap;
-	char buf[1024];
-
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "sandy: %s\nsee 'sandy --help'\n", buf);
-	return SANDY_EXIT_FAILURE;
-}
-
-/* getopt's verdict on the argument just parsed, in our words. */
-static int bad_option(int c, char **argv)
-{
-	const char *arg = argv[optind - 1];
-
-	if (c == ':')
-		return usage_error("option '%s' needs a value", arg);
-	if (optopt && optopt < 256)
-		return usage_error("unknown option '-%c'", optopt);
-	return usage_error("unknown option '%s'", arg);
+	if (c != 'h')
+		return cli_bad_option(&sandy_cli, c, argv);
+	fputs(usage_text, stdout);
+	return 0;
 }
 
 static int out_of_memory(void)
@@ -132,7 +124,7 @@ static int find_command(int argc, char **argv)
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--"))
 			return i;
-		for (size_t k = 0; k < sizeof(takes_value) / sizeof(takes_value[0]); k++)
+		for (size_t k = 0; k < ARRAY_SIZE(takes_value); k++)
 			if (!strcmp(argv[i], takes_value[k])) {
 				i++;
 				break;
@@ -191,9 +183,9 @@ static int cmd_run(int argc, char **argv)
 			else if (!strcmp(optarg, "none"))
 				o.runtime = SANDY_RUNTIME_NONE;
 			else {
-				status = usage_error("unknown runtime '%s' for --runtime (docker, "
-						     "podman, none)",
-						     optarg);
+				status = usage_error(
+					"unknown runtime '%s' for --runtime (docker, podman, none)",
+					optarg);
 				goto out;
 			}
 			break;
@@ -203,10 +195,6 @@ static int cmd_run(int argc, char **argv)
 		case 'q':
 			o.quiet = true;
 			break;
-		case 'h':
-			fputs(usage_text, stdout);
-			status = 0;
-			goto out;
 		case OPT_VERSION:
 			printf("sandy %s (libgit2 %d.%d.%d, cJSON %s)\n", SANDY_VERSION,
 			       LIBGIT2_VER_MAJOR, LIBGIT2_VER_MINOR, LIBGIT2_VER_REVISION,
@@ -214,14 +202,14 @@ static int cmd_run(int argc, char **argv)
 			status = 0;
 			goto out;
 		default:
-			status = bad_option(c, argv);
+			status = help_or_bad_option(c, argv);
 			goto out;
 		}
 	}
 	if (split - optind > 1) {
-		status = usage_error("more than one PROJECT_DIR ('%s', '%s'); a command goes after "
-				     "'--'",
-				     argv[optind], argv[optind + 1]);
+		status = usage_error(
+			"more than one PROJECT_DIR ('%s', '%s'); a command goes after '--'",
+			argv[optind], argv[optind + 1]);
 		goto out;
 	}
 	if (split - optind == 1)
@@ -237,7 +225,7 @@ static int cmd_run(int argc, char **argv)
 	/* Only the status is read, never hooks, filters or fsmonitor: a
 	 * project that sudo's user owns is safe to read as root. */
 	git_libgit2_opts(GIT_OPT_SET_OWNER_VALIDATION, 0);
-	status = sandy_run(&o);
+	status = run_session(&o);
 	git_libgit2_shutdown();
 out:
 	strv_free(&o.rule_args);
@@ -274,11 +262,8 @@ static int cmd_explain(int argc, char **argv)
 		case OPT_JSON:
 			json = true;
 			break;
-		case 'h':
-			fputs(usage_text, stdout);
-			return 0;
 		default:
-			return bad_option(c, argv);
+			return help_or_bad_option(c, argv);
 		}
 	}
 	if (optind == argc)
@@ -287,14 +272,7 @@ static int cmd_explain(int argc, char **argv)
 	if (!sandyfs)
 		return SANDY_EXIT_FAILURE;
 	cleanup_strv struct strv full = {0};
-	int r = 0;
-	r = strv_ok(r, strv_push(&full, sandyfs));
-	r = strv_ok(r, strv_push(&full, "explain"));
-	if (json)
-		r = strv_ok(r, strv_push(&full, "--json"));
-	r = strv_ok(r, strv_extend(&full, &args));
-	r = strv_ok(r, strv_push(&full, "--"));
-	r = strv_ok(r, strv_push(&full, project));
+	int r = sandyfs_query_argv(&full, sandyfs, "explain", json, &args, project);
 	for (int i = optind; r == 0 && i < argc; i++)
 		r = strv_push(&full, argv[i]);
 	if (r < 0)
@@ -350,16 +328,13 @@ static int cmd_build_image(int argc, char **argv)
 			break;
 		case OPT_RUNTIME:
 			if (strcmp(optarg, "docker") != 0 && strcmp(optarg, "podman") != 0)
-				return usage_error("build-image needs --runtime=docker or podman, "
-						   "not '%s'",
-						   optarg);
+				return usage_error(
+					"build-image needs --runtime=docker or podman, not '%s'",
+					optarg);
 			engine = optarg;
 			break;
-		case 'h':
-			fputs(usage_text, stdout);
-			return 0;
 		default:
-			return bad_option(c, argv);
+			return help_or_bad_option(c, argv);
 		}
 	}
 	if (optind != split)

@@ -2,7 +2,7 @@
 
 #include "nsrun.h"
 #include "proc.h"
-#include "util.h"
+#include "sandy.h"
 
 #include <fcntl.h>
 #include <grp.h>
@@ -79,7 +79,7 @@ static int enter_namespace(struct ns_failure *f)
 	return r;
 }
 
-static int set_mounts(const struct ns_spec *s, struct ns_failure *f)
+static int set_mounts(const struct nsrun_spec *s, struct ns_failure *f)
 {
 	f->step = STEP_PROPAGATION;
 	/* Slave, not private: an unmount on the host (sandy's teardown)
@@ -116,7 +116,7 @@ static int set_mounts(const struct ns_spec *s, struct ns_failure *f)
 
 /* Re-enters the working directory through the new mounts: the old cwd
  * still points into the directory the view now covers. */
-static int enter_project(const struct ns_spec *s, struct ns_failure *f)
+static int enter_project(const struct nsrun_spec *s, struct ns_failure *f)
 {
 	char cwd[PATH_MAX];
 	size_t len = strlen(s->project);
@@ -146,7 +146,7 @@ static int drop_to_user(const struct host_user *u, struct ns_failure *f)
 	return 0;
 }
 
-static void child(const struct ns_spec *s, int report)
+static void child(const struct nsrun_spec *s, int report)
 {
 	struct ns_failure f = {0};
 	int r;
@@ -175,7 +175,7 @@ static void child(const struct ns_spec *s, int report)
 	_exit(f.step == STEP_EXEC ? (f.err == ENOENT ? 127 : 126) : SANDY_EXIT_FAILURE);
 }
 
-int ns_start(const struct ns_spec *s, pid_t *pidp)
+int nsrun_start(const struct nsrun_spec *s, pid_t *pidp)
 {
 	int report[2];
 

@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
-struct ns_spec {
+struct nsrun_spec {
 	const char *project;	 /* replaced ... */
 	const char *view;	 /* ... by this mount; NULL: no replacement (--fs=bind) */
 	const char *session_dir; /* made read-only inside */
@@ -23,6 +23,6 @@ struct ns_spec {
 
 /* Forks the command; returns once it has been exec'ed (0, *PID) or has
  * failed to start (-errno, message printed). */
-int ns_start(const struct ns_spec *spec, pid_t *pid);
+int nsrun_start(const struct nsrun_spec *spec, pid_t *pid);
 
 #endif

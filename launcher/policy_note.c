@@ -2,9 +2,19 @@
 
 #include "policy_note.h"
 #include "proc.h"
+#include "sandyfs.h"
 
 #include <cJSON.h>
+#include <stdbool.h>
 #include <string.h>
+
+/* What the note says of the policy. */
+struct policy_summary {
+	struct strv write_globs;   /* writable rules' patterns */
+	struct strv private_globs; /* private rules' patterns */
+	struct strv sources;	   /* the rule sources' names */
+	bool owned;		   /* what the agent creates is its own */
+};
 
 static bool strv_has(const struct strv *s, const char *str)
 {
@@ -26,14 +36,19 @@ static const char *string_item(const cJSON *o, const char *key)
 	return cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
-void policy_summary_free(struct policy_summary *s)
+static void summary_free(struct policy_summary *s)
 {
 	strv_free(&s->write_globs);
 	strv_free(&s->private_globs);
 	strv_free(&s->sources);
 }
 
-int policy_parse_rules(const char *json, struct policy_summary *out)
+/* From `sandyfs rules --json` output ({"sources": [{"name", "path", ...}],
+ * "rules": [{"class", "pattern", ...}], "owned": BOOL}): the patterns of the
+ * writable and private rules and the names of the rule sources, in order,
+ * without duplicates, and whether ownership is on (also when the output
+ * does not say). */
+static int parse_rules(const char *json, struct policy_summary *out)
 {
 	cJSON *root = cJSON_Parse(json);
 	const cJSON *e;
@@ -73,19 +88,11 @@ static void fetch_policy(const struct policy_note *n, struct policy_summary *p)
 {
 	cleanup_strv struct strv argv = {0};
 	cleanup_free char *out = NULL;
-	int r = 0;
 
 	p->owned = true;
-	r = strv_ok(r, strv_push(&argv, n->sandyfs));
-	r = strv_ok(r, strv_push(&argv, "rules"));
-	r = strv_ok(r, strv_push(&argv, "--json"));
-	r = strv_ok(r, strv_extend(&argv, n->rule_args));
-	r = strv_ok(r, strv_push(&argv, "--"));
-	r = strv_ok(r, strv_push(&argv, n->project));
-	if (r < 0)
-		return;
-	if (proc_run(argv.v, PROC_IN_NULL | PROC_OUT_CAPTURE | PROC_ERR_NULL, &out, NULL) == 0)
-		policy_parse_rules(out, p);
+	if (sandyfs_query_argv(&argv, n->sandyfs, "rules", true, n->rule_args, n->project) == 0 &&
+	    proc_run(argv.v, PROC_IN_NULL | PROC_OUT_CAPTURE | PROC_ERR_NULL, &out, NULL) == 0)
+		parse_rules(out, p);
 }
 
 int policy_note_text(const struct policy_note *n, char **text)
@@ -145,7 +152,7 @@ int policy_note_text(const struct policy_note *n, char **text)
 		fprintf(f, ".\n");
 	}
 done:
-	policy_summary_free(&p);
+	summary_free(&p);
 	if (fclose(f) != 0) {
 		free(buf);
 		return -ENOMEM;

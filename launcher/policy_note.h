@@ -4,9 +4,7 @@
 #ifndef SANDY_POLICY_NOTE_H
 #define SANDY_POLICY_NOTE_H
 
-#include "util.h"
-
-#include <stdbool.h>
+#include "sandy.h"
 
 struct policy_note {
 	const char *sandyfs; /* NULL with --fs=bind: there is no policy */
@@ -18,21 +16,5 @@ struct policy_note {
 
 /* The note's text (malloc'ed). */
 int policy_note_text(const struct policy_note *n, char **out);
-
-/* What the note says of the policy. */
-struct policy_summary {
-	struct strv write_globs;   /* writable rules' patterns */
-	struct strv private_globs; /* private rules' patterns */
-	struct strv sources;	   /* the rule sources' names */
-	bool owned;		   /* what the agent creates is its own */
-};
-void policy_summary_free(struct policy_summary *s);
-
-/* From `sandyfs rules --json` output ({"sources": [{"name", "path", ...}],
- * "rules": [{"class", "pattern", ...}], "owned": BOOL}): the patterns of the
- * writable and private rules and the names of the rule sources, in order,
- * without duplicates, and whether ownership is on (also when the output
- * does not say). */
-int policy_parse_rules(const char *json, struct policy_summary *out);
 
 #endif

@@ -1,7 +1,7 @@
 /* proc.c - see proc.h. */
 
 #include "proc.h"
-#include "util.h"
+#include "sandy.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -15,7 +15,7 @@ void proc_reset_signals(void)
 	static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGCHLD};
 	sigset_t none;
 
-	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(sigs); i++)
 		signal(sigs[i], SIG_DFL);
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
@@ -172,7 +172,7 @@ static int drain(struct sink *sinks, int nsinks)
 	return r;
 }
 
-int proc_run(char *const argv[], unsigned flags, char **out, char **err)
+int proc_run(char *const argv[], unsigned flags, char **out, char **errout)
 {
 	struct sink sinks[2] = {{.fd = -1}, {.fd = -1}};
 	int child_fds[2] = {-1, -1}, nsinks = 0, r;
@@ -206,7 +206,7 @@ int proc_run(char *const argv[], unsigned flags, char **out, char **err)
 	for (int i = 0; i < 2; i++) {
 		if (!(flags & capture[i]))
 			continue;
-		char **dst = i == 0 ? out : err;
+		char **dst = i == 0 ? out : errout;
 		char *buf = sinks[nsinks].buf ? sinks[nsinks].buf : strdup("");
 		sinks[nsinks++].buf = NULL;
 		if (dst)

@@ -24,8 +24,8 @@ int proc_spawn(char *const argv[], unsigned flags, pid_t *pid);
 
 /* Runs ARGV to completion. Returns its status as a shell reports it
  * (0-255, 128+N for signal N) or -errno when it could not be started.
- * With the capture flags, *OUT and *ERR get the output (malloc'ed). */
-int proc_run(char *const argv[], unsigned flags, char **out, char **err);
+ * With the capture flags, *OUT and *ERROUT get the output (malloc'ed). */
+int proc_run(char *const argv[], unsigned flags, char **out, char **errout);
 
 /* waitpid() for PID, retried on EINTR; the status as a shell reports it. */
 int proc_wait(pid_t pid);

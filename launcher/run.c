@@ -3,15 +3,17 @@
  * waits for the command while watching signals and the sandyfs daemon, and
  * the teardown that runs however the session ends. */
 
-#include "sandy.h"
-#include "docker.h"
+#include "run.h"
+#include "engine.h"
 #include "host.h"
-#include "mount.h"
 #include "nsrun.h"
 #include "policy_note.h"
 #include "proc.h"
+#include "sandyfs.h"
 #include "session.h"
 #include "summary.h"
+
+#include "common/mountinfo.h"
 
 #include <fcntl.h>
 #include <limits.h>
@@ -37,7 +39,7 @@ struct run {
 	struct host_user user;
 	struct session s;
 	bool have_session, view_shared, mounted;
-	struct sfs_daemon daemon;
+	struct sandyfs_daemon daemon;
 	struct git_snapshot *launch;
 	char *container;
 	int sigfd;
@@ -112,7 +114,7 @@ static void pick_runtime(struct run *r)
 	}
 	/* Not silent: without a container the command sees the whole host,
 	 * only the project is policed. */
-	if (find_in_path("docker", NULL))
+	if (host_find_program("docker", NULL))
 		sandy_note("docker is installed but its daemon does not answer; running without a "
 			   "container (--runtime=none). Start the daemon, or pass --runtime=docker "
 			   "to insist");
@@ -171,7 +173,7 @@ static int block_signals(struct run *r)
 	sigset_t set;
 
 	sigemptyset(&set);
-	for (size_t i = 0; i < sizeof(session_signals) / sizeof(session_signals[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(session_signals); i++)
 		sigaddset(&set, session_signals[i]);
 	if (sigprocmask(SIG_BLOCK, &set, &r->oldmask) < 0)
 		return -errno;
@@ -190,6 +192,20 @@ static void unblock_signals(struct run *r)
 	r->signals_blocked = false;
 }
 
+/* Binds VIEW onto itself and makes it shared, so that what is mounted
+ * below it propagates to the binds docker makes with rslave. Root only. */
+static int share_view(const char *view)
+{
+	if (mount(view, view, NULL, MS_BIND, NULL) < 0)
+		return -errno;
+	if (mount(NULL, view, NULL, MS_SHARED, NULL) < 0) {
+		int e = errno;
+		umount2(view, MNT_DETACH);
+		return -e;
+	}
+	return 0;
+}
+
 static int start_mount(struct run *r)
 {
 	struct mount_entry e;
@@ -199,7 +215,7 @@ static int start_mount(struct run *r)
 	 * mounted below it. Only root can make one; elsewhere the system's
 	 * own propagation (shared on systemd hosts) decides. */
 	if (geteuid() == 0) {
-		e2 = view_share(r->s.view);
+		e2 = share_view(r->s.view);
 		if (e2 < 0)
 			sandy_note("cannot make '%s' a shared mount (%s); the container will not "
 				   "see a remounted sandyfs",
@@ -220,7 +236,7 @@ static int start_mount(struct run *r)
 			    strerror(-e2));
 		return e2;
 	}
-	if (mount_lookup(r->s.mountpoint, &e) < 0 || strncmp(e.fstype, "fuse", 4) != 0) {
+	if (mount_lookup(r->s.mountpoint, &e) <= 0 || strncmp(e.fstype, "fuse", 4) != 0) {
 		sandy_error("sandyfs reported success but '%s' is not mounted", r->s.mountpoint);
 		return -EIO;
 	}
@@ -240,7 +256,7 @@ static int write_policy_note(struct run *r)
 	int e = policy_note_text(&n, &text);
 
 	if (e == 0)
-		e = write_file(r->s.policy, text, strlen(text), 0644);
+		e = sandy_write_file(r->s.policy, text, strlen(text), 0644);
 	if (e < 0)
 		sandy_error("cannot write the policy note '%s': %s", r->s.policy, strerror(-e));
 	return e;
@@ -249,7 +265,7 @@ static int write_policy_note(struct run *r)
 static int start_command(struct run *r)
 {
 	if (!r->engine) {
-		struct ns_spec spec = {
+		struct nsrun_spec spec = {
 			.project = r->project,
 			.view = r->mounted ? r->s.mountpoint : NULL,
 			.session_dir = r->s.dir,
@@ -259,7 +275,7 @@ static int start_command(struct run *r)
 			.user = &r->user,
 			.command = r->o->command,
 		};
-		return ns_start(&spec, &r->child);
+		return nsrun_start(&spec, &r->child);
 	}
 	struct container_spec spec = {
 		.engine = r->engine,
@@ -275,14 +291,14 @@ static int start_command(struct run *r)
 		.tty = isatty(STDIN_FILENO),
 		.command = r->o->command,
 	};
-	struct mount_entry e;
+	struct mount_entry m;
 	/* docker refuses rslave on a mount that is not shared or slave. */
-	spec.rslave = r->mounted && mount_lookup(r->s.mountpoint, &e) == 0 && (e.shared || e.slave);
+	spec.rslave = r->mounted && mount_lookup(r->s.mountpoint, &m) > 0 && (m.shared || m.slave);
 	host_limits(&spec.limits);
-	int err = container_start(&spec, &r->child);
-	if (err < 0)
-		sandy_error("cannot run '%s': %s", r->engine, strerror(-err));
-	return err;
+	int e = engine_run(&spec, &r->child);
+	if (e < 0)
+		sandy_error("cannot run '%s': %s", r->engine, strerror(-e));
+	return e;
 }
 
 static void announce(const struct run *r)
@@ -320,7 +336,7 @@ static int setup(struct run *r)
 		return e;
 	r->have_session = true;
 	if (r->engine) {
-		r->container = xasprintf("sandy-%s", r->s.id);
+		r->container = sandy_asprintf("sandy-%s", r->s.id);
 		if (!r->container)
 			return -ENOMEM;
 		if ((e = session_record(&r->s, "runtime", r->engine)) < 0 ||
@@ -330,14 +346,14 @@ static int setup(struct run *r)
 			return e;
 		}
 	}
-	e = snapshot_take(r->project, &r->launch);
+	e = summary_snapshot_take(r->project, &r->launch);
 	if (e < 0)
 		sandy_note("cannot read the git status of '%s' (%s); the summary will not list "
 			   "changed files",
 			   r->project, strerror(-e));
 	/* Created before the mount: the container binds it read-only, and
 	 * sandyfs appends to it. */
-	if ((e = write_file(r->s.audit, "", 0, 0644)) < 0) {
+	if ((e = sandy_write_file(r->s.audit, "", 0, 0644)) < 0) {
 		sandy_error("cannot create audit log '%s': %s", r->s.audit, strerror(-e));
 		return e;
 	}
@@ -358,7 +374,7 @@ static void stop_command(struct run *r, int sig)
 		return;
 	r->stopping = true;
 	if (r->engine) {
-		container_stop(r->engine, r->container, STOP_GRACE);
+		engine_stop(r->engine, r->container, STOP_GRACE);
 		deadline_in(&r->kill_at, CLIENT_GRACE);
 	} else {
 		kill(r->child, sig);
@@ -443,9 +459,9 @@ static void teardown(struct run *r, bool ran)
 		r->child = -1;
 	}
 	if (r->container)
-		container_remove(r->engine, r->container);
+		engine_remove(r->engine, r->container);
 	if (r->mounted) {
-		if (unmount_path(r->sandyfs, r->s.mountpoint) == 0)
+		if (sandyfs_unmount(r->sandyfs, r->s.mountpoint) == 0)
 			r->mounted = false;
 		/* The audit log is complete once the daemon is gone. */
 		sandyfs_wait_exit(&r->daemon, 2000);
@@ -457,12 +473,12 @@ static void teardown(struct run *r, bool ran)
 	}
 	if (ran && !r->o->quiet) {
 		struct denial_stats *d = NULL;
-		int e = r->sandyfs ? denials_read(r->s.audit, &d) : 0;
+		int e = r->sandyfs ? summary_denials_read(r->s.audit, &d) : 0;
 		if (e < 0)
 			sandy_note("cannot read the audit log '%s': %s", r->s.audit, strerror(-e));
 		struct summary_policy policy = {r->sandyfs, &r->o->rule_args};
 		summary_print(stderr, r->project, r->launch, d, r->sandyfs ? &policy : NULL);
-		denials_free(d);
+		summary_denials_free(d);
 	}
 	sandyfs_unwatch(&r->daemon);
 	/* A mount that would not go keeps its directory: never remove
@@ -483,7 +499,7 @@ static void report_end(const struct run *r)
 			   signal_name(r->status - 128), r->status);
 }
 
-int sandy_run(const struct sandy_opts *o)
+int run_session(const struct sandy_opts *o)
 {
 	struct run r = {.o = o, .sigfd = -1, .child = -1, .daemon = {.pid = -1, .fd = -1}};
 	int status;
@@ -507,7 +523,7 @@ int sandy_run(const struct sandy_opts *o)
 	else
 		status = r.status;
 out:
-	snapshot_free(r.launch);
+	summary_snapshot_free(r.launch);
 	host_user_free(&r.user);
 	free(r.sandyfs);
 	free(r.container);

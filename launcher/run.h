@@ -1,9 +1,9 @@
-/* sandy.h - the options of one `sandy` invocation, as the command line
- * (main.c) hands them to the session (run.c). */
-#ifndef SANDY_SANDY_H
-#define SANDY_SANDY_H
+/* run.h - one session: the options of one `sandy` invocation, as the
+ * command line (main.c) hands them over, and the call that runs it. */
+#ifndef SANDY_RUN_H
+#define SANDY_RUN_H
 
-#include "util.h"
+#include "sandy.h"
 
 #include <stdbool.h>
 
@@ -30,6 +30,6 @@ struct sandy_opts {
 };
 
 /* Runs one session; returns sandy's exit status (see --help). */
-int sandy_run(const struct sandy_opts *o);
+int run_session(const struct sandy_opts *o);
 
 #endif

@@ -1,10 +1,10 @@
-/* util.c - see util.h. */
+/* sandy.c - see sandy.h. */
 
-#include "util.h"
+#include "sandy.h"
 
 #include <fcntl.h>
-#include <limits.h>
-#include <string.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <sys/stat.h>
 
 static void vmessage(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
@@ -36,7 +36,7 @@ void sandy_note(const char *fmt, ...)
 	va_end(ap);
 }
 
-char *xasprintf(const char *fmt, ...)
+char *sandy_asprintf(const char *fmt, ...)
 {
 	va_list ap;
 	char *s;
@@ -51,61 +51,7 @@ char *xasprintf(const char *fmt, ...)
 	return s;
 }
 
-static int strv_take(struct strv *s, char *str)
-{
-	if (!str)
-		return -ENOMEM;
-	if (s->n + 2 > s->cap) {
-		size_t cap = s->cap ? s->cap * 2 : 16;
-		char **v = realloc(s->v, cap * sizeof(*v));
-		if (!v) {
-			free(str);
-			return -ENOMEM;
-		}
-		s->v = v;
-		s->cap = cap;
-	}
-	s->v[s->n++] = str;
-	s->v[s->n] = NULL;
-	return 0;
-}
-
-int strv_push(struct strv *s, const char *str)
-{
-	return strv_take(s, strdup(str));
-}
-
-int strv_pushf(struct strv *s, const char *fmt, ...)
-{
-	va_list ap;
-	char *str;
-
-	va_start(ap, fmt);
-	int r = vasprintf(&str, fmt, ap);
-	va_end(ap);
-	return strv_take(s, r < 0 ? NULL : str);
-}
-
-int strv_extend(struct strv *s, const struct strv *from)
-{
-	for (size_t i = 0; i < from->n; i++) {
-		int r = strv_push(s, from->v[i]);
-		if (r < 0)
-			return r;
-	}
-	return 0;
-}
-
-void strv_free(struct strv *s)
-{
-	for (size_t i = 0; i < s->n; i++)
-		free(s->v[i]);
-	free(s->v);
-	s->v = NULL;
-	s->n = s->cap = 0;
-}
-
-int read_file(const char *path, size_t max, char **out)
+int sandy_read_file(const char *path, size_t max, char **out)
 {
 	cleanup_fd int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
@@ -129,7 +75,7 @@ int read_file(const char *path, size_t max, char **out)
 	return 0;
 }
 
-int write_file(const char *path, const char *data, size_t len, int mode)
+int sandy_write_file(const char *path, const char *data, size_t len, int mode)
 {
 	cleanup_fd int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, mode);
 	if (fd < 0)
@@ -147,44 +93,4 @@ int write_file(const char *path, const char *data, size_t len, int mode)
 	if (fchmod(fd, (mode_t)mode) < 0)
 		return -errno;
 	return close(steal_fd(&fd)) < 0 ? -errno : 0;
-}
-
-bool find_in_path(const char *name, char **found)
-{
-	if (strchr(name, '/')) {
-		if (access(name, X_OK) != 0)
-			return false;
-		if (found)
-			*found = strdup(name);
-		return true;
-	}
-	const char *path = getenv("PATH");
-	if (!path || !*path)
-		path = "/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin";
-	while (*path) {
-		size_t len = strcspn(path, ":");
-		char buf[PATH_MAX];
-		struct stat st;
-		int n = snprintf(buf, sizeof(buf), "%.*s/%s", (int)len, len ? path : ".", name);
-		if (n > 0 && (size_t)n < sizeof(buf) && stat(buf, &st) == 0 &&
-		    S_ISREG(st.st_mode) && access(buf, X_OK) == 0) {
-			if (found)
-				*found = strdup(buf);
-			return true;
-		}
-		path += len + (path[len] == ':');
-	}
-	return false;
-}
-
-char *first_line(const char *s)
-{
-	if (!s)
-		return strdup("");
-	while (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r')
-		s++;
-	size_t len = strcspn(s, "\r\n");
-	while (len > 0 && (s[len - 1] == ' ' || s[len - 1] == '\t'))
-		len--;
-	return strndup(s, len);
 }

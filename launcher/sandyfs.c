@@ -1,143 +1,30 @@
-/* mount.c - see mount.h. */
+/* sandyfs.c - see sandyfs.h. */
 
-#include "mount.h"
+#include "sandyfs.h"
 #include "proc.h"
+
+#include "common/mountinfo.h"
 
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/mount.h>
-#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 
-/* Undoes the octal escapes of /proc/self/mountinfo (\040 for a space). */
-static void unescape(char *s)
+int sandyfs_query_argv(struct strv *argv, const char *sandyfs, const char *cmd, bool json,
+		       const struct strv *rule_args, const char *project)
 {
-	char *out = s;
+	int r = 0;
 
-	for (; *s; s++) {
-		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' &&
-		    s[3] >= '0' && s[3] <= '7') {
-			*out++ = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0'));
-			s += 3;
-		} else {
-			*out++ = *s;
-		}
-	}
-	*out = '\0';
-}
-
-struct mountinfo_line {
-	char *mountpoint;
-	char *optional; /* "shared:N master:M" ... */
-	char *fstype;
-};
-
-/* Splits one mountinfo line in place:
- * id parent maj:min root mountpoint options [optional...] - fstype source superopts */
-static bool parse_line(char *line, struct mountinfo_line *m)
-{
-	char *save = NULL, *tok;
-	int field = 0;
-	static char empty[] = "";
-
-	m->optional = empty;
-	m->mountpoint = m->fstype = NULL;
-	char *opt_start = NULL, *opt_end = NULL;
-	for (tok = strtok_r(line, " \n", &save); tok; tok = strtok_r(NULL, " \n", &save), field++) {
-		if (field == 4) {
-			m->mountpoint = tok;
-		} else if (field >= 6 && !m->fstype) {
-			if (!strcmp(tok, "-")) {
-				tok = strtok_r(NULL, " \n", &save);
-				if (!tok)
-					return false;
-				m->fstype = tok;
-				break;
-			}
-			if (!opt_start)
-				opt_start = tok;
-			opt_end = tok + strlen(tok);
-		}
-	}
-	if (!m->mountpoint || !m->fstype)
-		return false;
-	if (opt_start) {
-		/* strtok_r put NULs between the optional fields: rejoin them. */
-		for (char *p = opt_start; p < opt_end; p++)
-			if (!*p)
-				*p = ' ';
-		m->optional = opt_start;
-	}
-	unescape(m->mountpoint);
-	return true;
-}
-
-int mount_lookup(const char *path, struct mount_entry *e)
-{
-	cleanup_file FILE *f = fopen("/proc/self/mountinfo", "re");
-	cleanup_free char *line = NULL;
-	size_t cap = 0;
-	int found = -ENOENT;
-
-	if (!f)
-		return -errno;
-	/* The last entry for a path is the one on top. */
-	while (getline(&line, &cap, f) > 0) {
-		struct mountinfo_line m;
-		if (!parse_line(line, &m) || strcmp(m.mountpoint, path) != 0)
-			continue;
-		found = 0;
-		if (e) {
-			snprintf(e->fstype, sizeof(e->fstype), "%s", m.fstype);
-			e->shared = strstr(m.optional, "shared:") != NULL;
-			e->slave = strstr(m.optional, "master:") != NULL;
-		}
-	}
-	return found;
-}
-
-int mounts_under(const char *dir, struct strv *out)
-{
-	cleanup_file FILE *f = fopen("/proc/self/mountinfo", "re");
-	cleanup_free char *line = NULL;
-	cleanup_strv struct strv all = {0};
-	size_t cap = 0, len = strlen(dir);
-
-	if (!f)
-		return -errno;
-	while (getline(&line, &cap, f) > 0) {
-		struct mountinfo_line m;
-		if (!parse_line(line, &m))
-			continue;
-		if (strncmp(m.mountpoint, dir, len) != 0 ||
-		    (m.mountpoint[len] != '\0' && m.mountpoint[len] != '/'))
-			continue;
-		int r = strv_push(&all, m.mountpoint);
-		if (r < 0)
-			return r;
-	}
-	/* mountinfo lists a mount after the one it sits on. */
-	for (size_t i = all.n; i-- > 0;) {
-		int r = strv_push(out, all.v[i]);
-		if (r < 0)
-			return r;
-	}
-	return 0;
-}
-
-int view_share(const char *view)
-{
-	if (mount(view, view, NULL, MS_BIND, NULL) < 0)
-		return -errno;
-	if (mount(NULL, view, NULL, MS_SHARED, NULL) < 0) {
-		int e = errno;
-		umount2(view, MNT_DETACH);
-		return -e;
-	}
-	return 0;
+	r = strv_ok(r, strv_push(argv, sandyfs));
+	r = strv_ok(r, strv_push(argv, cmd));
+	if (json)
+		r = strv_ok(r, strv_push(argv, "--json"));
+	r = strv_ok(r, strv_extend(argv, rule_args));
+	r = strv_ok(r, strv_push(argv, "--"));
+	return strv_ok(r, strv_push(argv, project));
 }
 
 int sandyfs_mount(const char *sandyfs, const struct strv *rule_args, bool allow_other,
@@ -181,12 +68,12 @@ static int pidfd_open_compat(pid_t pid)
 #endif
 }
 
-int sandyfs_watch(const char *pidfile, struct sfs_daemon *d)
+int sandyfs_watch(const char *pidfile, struct sandyfs_daemon *d)
 {
 	cleanup_free char *text = NULL;
-	int r = read_file(pidfile, 32, &text);
+	int r = sandy_read_file(pidfile, 32, &text);
 
-	*d = (struct sfs_daemon){.pid = -1, .fd = -1};
+	*d = (struct sandyfs_daemon){.pid = -1, .fd = -1};
 	if (r < 0)
 		return r;
 	char *end;
@@ -202,7 +89,7 @@ int sandyfs_watch(const char *pidfile, struct sfs_daemon *d)
 	return 0;
 }
 
-bool sandyfs_alive(const struct sfs_daemon *d)
+bool sandyfs_alive(const struct sandyfs_daemon *d)
 {
 	if (d->pid <= 0)
 		return false;
@@ -213,7 +100,7 @@ bool sandyfs_alive(const struct sfs_daemon *d)
 	return kill(d->pid, 0) == 0 || errno == EPERM;
 }
 
-void sandyfs_wait_exit(const struct sfs_daemon *d, int ms)
+void sandyfs_wait_exit(const struct sandyfs_daemon *d, int ms)
 {
 	if (d->pid <= 0)
 		return;
@@ -227,11 +114,11 @@ void sandyfs_wait_exit(const struct sfs_daemon *d, int ms)
 		nanosleep(&(struct timespec){.tv_nsec = 20 * 1000 * 1000}, NULL);
 }
 
-void sandyfs_unwatch(struct sfs_daemon *d)
+void sandyfs_unwatch(struct sandyfs_daemon *d)
 {
 	if (d->fd >= 0)
 		close(d->fd);
-	*d = (struct sfs_daemon){.pid = -1, .fd = -1};
+	*d = (struct sandyfs_daemon){.pid = -1, .fd = -1};
 }
 
 static int plain_unmount(const char *mp, bool lazy)
@@ -247,11 +134,13 @@ static int plain_unmount(const char *mp, bool lazy)
 	return status == 0 ? 0 : -EBUSY;
 }
 
-int unmount_path(const char *sandyfs, const char *mp)
+int sandyfs_unmount(const char *sandyfs, const char *mp)
 {
-	struct mount_entry e;
+	/* When mountinfo cannot be read the mount may still be there: no
+	 * fstype, so only the plain unmount is tried. */
+	struct mount_entry e = {0};
 
-	if (mount_lookup(mp, &e) == -ENOENT)
+	if (mount_lookup(mp, &e) == 0)
 		return 0;
 	if (sandyfs && !strncmp(e.fstype, "fuse", 4)) {
 		char *argv[] = {(char *)sandyfs, "umount", (char *)mp, NULL};
@@ -259,13 +148,13 @@ int unmount_path(const char *sandyfs, const char *mp)
 			return 0;
 	}
 	int r = plain_unmount(mp, false);
-	if (r == 0 || mount_lookup(mp, NULL) == -ENOENT)
+	if (r == 0 || mount_lookup(mp, NULL) == 0)
 		return 0;
 	/* Busy: a process outside sandy's control (a background job of a
 	 * --runtime=none session) still works in it. Detaching takes it
 	 * out of every path; the daemon ends when the last user lets go. */
 	r = plain_unmount(mp, true);
-	if (r < 0 && mount_lookup(mp, NULL) == 0) {
+	if (r < 0 && mount_lookup(mp, NULL) > 0) {
 		sandy_error("cannot unmount '%s': %s; unmount it by hand ('%s umount %s')", mp,
 			    strerror(-r), sandyfs ? sandyfs : "sandyfs", mp);
 		return r;

@@ -1,31 +1,20 @@
-/* mount.h - the filesystem side of a session: the shared bind that lets
- * mounts propagate into a container, `sandyfs mount` with the session's rule
- * options, watching the detached daemon, and unmounting, including a dead
- * (ENOTCONN) mount left by a crashed run. */
-#ifndef SANDY_MOUNT_H
-#define SANDY_MOUNT_H
+/* sandyfs.h - running sandyfs for a session: `sandyfs mount` with the
+ * session's rule options, questions about its policy, watching the detached
+ * daemon, and unmounting, including a dead (ENOTCONN) mount left by a
+ * crashed run. */
+#ifndef SANDY_SANDYFS_H
+#define SANDY_SANDYFS_H
 
-#include "util.h"
+#include "sandy.h"
 
 #include <stdbool.h>
 #include <sys/types.h>
 
-/* What /proc/self/mountinfo says about the mount at PATH (resolved). */
-struct mount_entry {
-	char fstype[64];
-	bool shared; /* in a peer group: rslave works for binds of it */
-	bool slave;
-};
-
-/* 0 when PATH is a mount point (filling *E if non-NULL), -ENOENT when not. */
-int mount_lookup(const char *path, struct mount_entry *e);
-
-/* Mount points at or below DIR, deepest (most recently mounted) first. */
-int mounts_under(const char *dir, struct strv *out);
-
-/* Binds VIEW onto itself and makes it shared, so that what is mounted
- * below it propagates to the binds docker makes with rslave. Root only. */
-int view_share(const char *view);
+/* The start of a question to SANDYFS about PROJECT's policy under
+ * RULE_ARGS: `SANDYFS CMD [--json] RULE_ARGS -- PROJECT`, appended to ARGV;
+ * the caller adds CMD's paths, if any, and runs it. */
+int sandyfs_query_argv(struct strv *argv, const char *sandyfs, const char *cmd, bool json,
+		       const struct strv *rule_args, const char *project);
 
 /* Starts sandyfs serving PROJECT at MP; returns once the mount is live.
  * RULE_ARGS (-t/-r/--no-detect) are passed as they are. sandyfs prints its
@@ -35,20 +24,21 @@ int sandyfs_mount(const char *sandyfs, const struct strv *rule_args, bool allow_
 
 /* The detached daemon, so that its death is noticed while the session
  * runs. fd is a pidfd, or -1 where the kernel has none (then poll). */
-struct sfs_daemon {
+struct sandyfs_daemon {
 	pid_t pid;
 	int fd;
 };
 
-int sandyfs_watch(const char *pidfile, struct sfs_daemon *d);
-bool sandyfs_alive(const struct sfs_daemon *d);
+int sandyfs_watch(const char *pidfile, struct sandyfs_daemon *d);
+bool sandyfs_alive(const struct sandyfs_daemon *d);
 /* Waits up to MS milliseconds for the daemon to exit (after unmounting). */
-void sandyfs_wait_exit(const struct sfs_daemon *d, int ms);
-void sandyfs_unwatch(struct sfs_daemon *d);
+void sandyfs_wait_exit(const struct sandyfs_daemon *d, int ms);
+void sandyfs_unwatch(struct sandyfs_daemon *d);
 
-/* Unmounts MP: `sandyfs umount` (which also clears a dead mount) when
- * SANDYFS is known, then plain umount; when the mount is busy, detaches it
+/* Unmounts MP, a sandyfs mount or a bind sandy made for one: `sandyfs
+ * umount` (which also clears a dead mount) when SANDYFS is known and MP is
+ * a FUSE mount, then plain umount; when the mount is busy, detaches it
  * lazily. 0, or -errno with the message printed. */
-int unmount_path(const char *sandyfs, const char *mp);
+int sandyfs_unmount(const char *sandyfs, const char *mp);
 
 #endif

@@ -1,9 +1,10 @@
 /* session.c - see session.h. */
 
 #include "session.h"
-#include "docker.h"
-#include "mount.h"
-#include "util.h"
+#include "engine.h"
+#include "sandyfs.h"
+
+#include "common/mountinfo.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -55,15 +56,15 @@ int session_rundir(char **out)
 	mode_t mode = uid == 0 ? 0711 : 0700;
 
 	if (xdg && xdg[0] == '/' && own_dir(xdg, &st))
-		dir = xasprintf("%s/sandy", xdg);
+		dir = sandy_asprintf("%s/sandy", xdg);
 	else if (uid == 0)
 		dir = strdup("/run/sandy");
 	else {
-		cleanup_free char *run_user = xasprintf("/run/user/%u", (unsigned)uid);
+		cleanup_free char *run_user = sandy_asprintf("/run/user/%u", (unsigned)uid);
 		if (run_user && own_dir(run_user, &st))
-			dir = xasprintf("%s/sandy", run_user);
+			dir = sandy_asprintf("%s/sandy", run_user);
 		else
-			dir = xasprintf("/tmp/sandy-%u", (unsigned)uid);
+			dir = sandy_asprintf("/tmp/sandy-%u", (unsigned)uid);
 	}
 	if (!dir)
 		return -ENOMEM;
@@ -79,10 +80,10 @@ int session_rundir(char **out)
 
 static char *read_key(const char *dir, const char *key)
 {
-	cleanup_free char *path = xasprintf("%s/%s", dir, key);
+	cleanup_free char *path = sandy_asprintf("%s/%s", dir, key);
 	char *text = NULL;
 
-	if (!path || read_file(path, 4096, &text) < 0)
+	if (!path || sandy_read_file(path, 4096, &text) < 0)
 		return NULL;
 	text[strcspn(text, "\n")] = '\0';
 	return text;
@@ -97,7 +98,7 @@ static int remove_session_dir(const char *dir)
 
 	if (strlen(dir) + sizeof("/view/workspace") > sizeof(path))
 		return -ENAMETOOLONG;
-	for (size_t i = 0; i < sizeof(session_files) / sizeof(session_files[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(session_files); i++) {
 		snprintf(path, sizeof(path), "%s/%s", dir, session_files[i]);
 		if (unlink(path) < 0 && errno != ENOENT)
 			r = -errno;
@@ -115,7 +116,7 @@ static int remove_session_dir(const char *dir)
 
 static void sweep_one(const char *dir, const char *sandyfs)
 {
-	cleanup_free char *lockpath = xasprintf("%s/lock", dir);
+	cleanup_free char *lockpath = sandy_asprintf("%s/lock", dir);
 	cleanup_fd int fd = lockpath ? open(lockpath, O_RDWR | O_CLOEXEC | O_NOFOLLOW) : -1;
 
 	if (fd < 0) {
@@ -137,10 +138,10 @@ static void sweep_one(const char *dir, const char *sandyfs)
 	sandy_note("cleaning up after an earlier session of '%s' that did not end cleanly",
 		   project ? project : dir);
 	if (runtime && container)
-		container_remove(runtime, container);
+		engine_remove(runtime, container);
 	if (mounts_under(dir, &mounts) == 0) {
 		for (size_t i = 0; i < mounts.n; i++)
-			if (unmount_path(sandyfs, mounts.v[i]) < 0)
+			if (sandyfs_unmount(sandyfs, mounts.v[i]) < 0)
 				busy = true;
 	}
 	if (busy)
@@ -160,7 +161,7 @@ void session_sweep(const char *rundir, const char *sandyfs)
 	while ((de = readdir(d))) {
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
-		cleanup_free char *dir = xasprintf("%s/%s", rundir, de->d_name);
+		cleanup_free char *dir = sandy_asprintf("%s/%s", rundir, de->d_name);
 		struct stat st;
 		if (dir && own_dir(dir, &st))
 			sweep_one(dir, sandyfs);
@@ -195,12 +196,12 @@ static char *session_id(const char *project)
 		unsigned v = (unsigned)getpid();
 		memcpy(rnd, &v, sizeof(rnd));
 	}
-	return xasprintf("%s-%02x%02x%02x%02x", name, rnd[0], rnd[1], rnd[2], rnd[3]);
+	return sandy_asprintf("%s-%02x%02x%02x%02x", name, rnd[0], rnd[1], rnd[2], rnd[3]);
 }
 
 static int create_locked(const char *rundir, const char *project, struct session *s)
 {
-	cleanup_free char *tmp = xasprintf("%s/.new-XXXXXX", rundir);
+	cleanup_free char *tmp = sandy_asprintf("%s/.new-XXXXXX", rundir);
 	cleanup_free char *lock = NULL;
 
 	if (!tmp || !mkdtemp(tmp))
@@ -208,7 +209,7 @@ static int create_locked(const char *rundir, const char *project, struct session
 	/* mkdtemp made it 0700; root's must be traversable, see rundir. */
 	if (geteuid() == 0 && chmod(tmp, 0711) < 0)
 		goto fail;
-	lock = xasprintf("%s/lock", tmp);
+	lock = sandy_asprintf("%s/lock", tmp);
 	if (!lock) {
 		errno = ENOMEM;
 		goto fail;
@@ -220,7 +221,7 @@ static int create_locked(const char *rundir, const char *project, struct session
 		goto fail;
 	/* Only now, locked, does the directory get a name the sweep looks
 	 * at as a session. */
-	s->dir = xasprintf("%s/%s", rundir, s->id);
+	s->dir = sandy_asprintf("%s/%s", rundir, s->id);
 	if (!s->dir) {
 		errno = ENOMEM;
 		goto fail;
@@ -267,11 +268,11 @@ int session_create(const char *rundir, const char *project, struct session *s)
 		sandy_error("cannot create a session directory in '%s': %s", rundir, strerror(-r));
 		return r;
 	}
-	s->view = xasprintf("%s/view", s->dir);
-	s->mountpoint = xasprintf("%s/view/workspace", s->dir);
-	s->audit = xasprintf("%s/denials.jsonl", s->dir);
-	s->policy = xasprintf("%s/POLICY.md", s->dir);
-	s->pidfile = xasprintf("%s/sandyfs.pid", s->dir);
+	s->view = sandy_asprintf("%s/view", s->dir);
+	s->mountpoint = sandy_asprintf("%s/view/workspace", s->dir);
+	s->audit = sandy_asprintf("%s/denials.jsonl", s->dir);
+	s->policy = sandy_asprintf("%s/POLICY.md", s->dir);
+	s->pidfile = sandy_asprintf("%s/sandyfs.pid", s->dir);
 	if (!s->view || !s->mountpoint || !s->audit || !s->policy || !s->pidfile)
 		return -ENOMEM;
 	/* The view holds the mount of the project: only its owner (and the
@@ -286,12 +287,12 @@ int session_create(const char *rundir, const char *project, struct session *s)
 
 int session_record(const struct session *s, const char *key, const char *value)
 {
-	cleanup_free char *path = xasprintf("%s/%s", s->dir, key);
-	cleanup_free char *text = xasprintf("%s\n", value);
+	cleanup_free char *path = sandy_asprintf("%s/%s", s->dir, key);
+	cleanup_free char *text = sandy_asprintf("%s\n", value);
 
 	if (!path || !text)
 		return -ENOMEM;
-	return write_file(path, text, strlen(text), 0644);
+	return sandy_write_file(path, text, strlen(text), 0644);
 }
 
 void session_end(struct session *s, bool remove)

@@ -2,7 +2,7 @@
 
 #include "summary.h"
 #include "proc.h"
-#include "util.h"
+#include "sandyfs.h"
 
 #include <cJSON.h>
 #include <git2.h>
@@ -61,7 +61,7 @@ static int entry_cmp(const void *a, const void *b)
 	return strcmp(((const struct snap_entry *)a)->path, ((const struct snap_entry *)b)->path);
 }
 
-void snapshot_free(struct git_snapshot *s)
+void summary_snapshot_free(struct git_snapshot *s)
 {
 	if (!s)
 		return;
@@ -86,7 +86,7 @@ static int git_error_to_errno(int code)
 	return code == GIT_ENOTFOUND ? -ENOENT : -EIO;
 }
 
-int snapshot_take(const char *project, struct git_snapshot **out)
+int summary_snapshot_take(const char *project, struct git_snapshot **out)
 {
 	__attribute__((cleanup(cleanup_repop))) git_repository *repo = NULL;
 	__attribute__((cleanup(cleanup_statusp))) git_status_list *list = NULL;
@@ -120,7 +120,7 @@ int snapshot_take(const char *project, struct git_snapshot **out)
 	struct git_snapshot *s = calloc(1, sizeof(*s));
 	size_t count = git_status_list_entrycount(list);
 	if (!s || (count && !(s->e = calloc(count, sizeof(*s->e))))) {
-		snapshot_free(s);
+		summary_snapshot_free(s);
 		return -ENOMEM;
 	}
 	for (size_t i = 0; i < count; i++) {
@@ -135,7 +135,7 @@ int snapshot_take(const char *project, struct git_snapshot **out)
 		struct snap_entry *se = &s->e[s->n];
 		se->path = strdup(pl ? path + pl + 1 : path);
 		if (!se->path) {
-			snapshot_free(s);
+			summary_snapshot_free(s);
 			return -ENOMEM;
 		}
 		se->status = e->status;
@@ -166,7 +166,7 @@ struct denial_stats {
 	unsigned long total, suppressed, unreadable;
 };
 
-void denials_free(struct denial_stats *d)
+void summary_denials_free(struct denial_stats *d)
 {
 	if (!d)
 		return;
@@ -180,11 +180,6 @@ void denials_free(struct denial_stats *d)
 	}
 	free(d->g);
 	free(d);
-}
-
-unsigned long denials_total(const struct denial_stats *d)
-{
-	return d ? d->total : 0;
 }
 
 static char *json_text(const cJSON *obj, const char *key)
@@ -249,7 +244,7 @@ static int group_cmp(const void *a, const void *b)
 	return c ? c : strcmp(x->rule, y->rule);
 }
 
-int denials_read(const char *path, struct denial_stats **out)
+int summary_denials_read(const char *path, struct denial_stats **out)
 {
 	struct denial_stats *d = calloc(1, sizeof(*d));
 	cleanup_file FILE *f = NULL;
@@ -329,14 +324,9 @@ static void mark_owned(const char *project, const struct summary_policy *policy,
 {
 	cleanup_strv struct strv argv = {0};
 	cleanup_free char *out = NULL;
-	int r = 0;
+	int r = sandyfs_query_argv(&argv, policy->sandyfs, "explain", true, policy->rule_args,
+				   project);
 
-	r = strv_ok(r, strv_push(&argv, policy->sandyfs));
-	r = strv_ok(r, strv_push(&argv, "explain"));
-	r = strv_ok(r, strv_push(&argv, "--json"));
-	r = strv_ok(r, strv_extend(&argv, policy->rule_args));
-	r = strv_ok(r, strv_push(&argv, "--"));
-	r = strv_ok(r, strv_push(&argv, project));
 	for (size_t i = 0; r == 0 && i < n; i++)
 		r = strv_push(&argv, changes[i].path);
 	if (r < 0 || n == 0 ||
@@ -406,7 +396,7 @@ static void print_changes(FILE *f, const char *project, const struct git_snapsho
 			project);
 		return;
 	}
-	int r = snapshot_take(project, &end);
+	int r = summary_snapshot_take(project, &end);
 	if (r < 0 || !end) {
 		fprintf(f, "sandy: cannot list the changed files: %s\n",
 			r < 0 ? strerror(-r) : "the git repository is gone");
@@ -415,7 +405,7 @@ static void print_changes(FILE *f, const char *project, const struct git_snapsho
 	struct change *changes = calloc(launch->n + end->n + 1, sizeof(*changes));
 	size_t n = 0, i = 0, j = 0;
 	if (!changes) {
-		snapshot_free(end);
+		summary_snapshot_free(end);
 		return;
 	}
 	/* Both lists are sorted: walk them side by side. */
@@ -453,7 +443,7 @@ static void print_changes(FILE *f, const char *project, const struct git_snapsho
 				n - shown);
 	}
 	free(changes);
-	snapshot_free(end);
+	summary_snapshot_free(end);
 }
 
 void summary_print(FILE *f, const char *project, const struct git_snapshot *launch,

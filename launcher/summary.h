@@ -4,7 +4,7 @@
 #ifndef SANDY_SUMMARY_H
 #define SANDY_SUMMARY_H
 
-#include "util.h"
+#include "sandy.h"
 
 #include <stdbool.h>
 #include <stdio.h>
@@ -13,16 +13,15 @@ struct git_snapshot;
 
 /* The status of the repository holding PROJECT, limited to PROJECT; with
  * *OUT NULL (and 0 returned) when PROJECT is in no work tree. */
-int snapshot_take(const char *project, struct git_snapshot **out);
-void snapshot_free(struct git_snapshot *s);
+int summary_snapshot_take(const char *project, struct git_snapshot **out);
+void summary_snapshot_free(struct git_snapshot *s);
 
 struct denial_stats;
 
 /* Reads the audit log (one JSON object per line). Missing file: no
  * denials. */
-int denials_read(const char *path, struct denial_stats **out);
-void denials_free(struct denial_stats *d);
-unsigned long denials_total(const struct denial_stats *d);
+int summary_denials_read(const char *path, struct denial_stats **out);
+void summary_denials_free(struct denial_stats *d);
 
 /* How to ask sandyfs about the session's paths. */
 struct summary_policy {
