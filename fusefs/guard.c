@@ -356,15 +356,37 @@ static int probe_symlink(void *ctx, const char *prefix)
 	return r < 0 ? r : S_ISLNK(st.st_mode);
 }
 
-int sfs_guard_symlink(struct sfs_guard *g, const struct sfs_caller *c, const char *linkpath,
-		      const char *target)
+int sfs_guard_symlink_target(struct sfs_guard *g, const struct sfs_caller *c, const char *linkpath,
+			     const char *target, const char *opname)
 {
 	struct sfs_decision d;
 
 	sfs_policy_check_symlink(g->policy, linkpath, target, probe_symlink, g, &d);
 	if (!d.allowed)
-		return deny(g, c, linkpath, "symlink", target, &d, d.err ? d.err : EROFS);
-	return sfs_guard_symlink_name(g, c, linkpath, "symlink");
+		return deny(g, c, linkpath, opname, target, &d, d.err ? d.err : EROFS);
+	return 0;
+}
+
+int sfs_guard_symlink(struct sfs_guard *g, const struct sfs_caller *c, const char *linkpath,
+		      const char *target)
+{
+	int r = sfs_guard_symlink_target(g, c, linkpath, target, "symlink");
+
+	return r < 0 ? r : sfs_guard_symlink_name(g, c, linkpath, "symlink");
+}
+
+int sfs_guard_symlink_arrives(struct sfs_guard *g, const struct sfs_caller *c, int dirfd,
+			      const char *name, const char *linkpath, const char *opname)
+{
+	char target[PATH_MAX];
+	ssize_t n = readlinkat(dirfd, name, target, sizeof(target));
+
+	if (n < 0)
+		return -errno;
+	if ((size_t)n == sizeof(target))
+		return -ENAMETOOLONG;
+	target[n] = '\0';
+	return sfs_guard_symlink_target(g, c, linkpath, target, opname);
 }
 
 struct scan {
@@ -388,6 +410,15 @@ static int check_one_move(struct sfs_guard *g, const struct sfs_caller *c, const
 		r = sfs_guard_check(g, c, to, is_dir ? SFS_OP_MKDIR : SFS_OP_RENAME_TO, "rename",
 				    from, subject);
 	return r;
+}
+
+static bool is_symlink(DIR *dp, const struct dirent *de)
+{
+	struct stat st;
+
+	if (de->d_type != DT_UNKNOWN)
+		return de->d_type == DT_LNK;
+	return fstatat(dirfd(dp), de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode);
 }
 
 /* Checks that every entry below FROM may leave it and arrive below TO. */
@@ -426,6 +457,9 @@ static int scan_subtree(struct scan *s, int at_fd, size_t from_len, size_t to_le
 		}
 		struct sfs_subject entry = SFS_SUBJECT_AT(dirfd(dp), de->d_name, NULL);
 		r = check_one_move(s->g, s->c, s->from, s->to, is_dir, s->leaving, &entry);
+		if (r == 0 && !s->leaving && is_symlink(dp, de))
+			r = sfs_guard_symlink_arrives(s->g, s->c, dirfd(dp), de->d_name, s->to,
+						      "rename");
 		if (r == 0 && is_dir) {
 			int sub = openat(dirfd(dp), de->d_name,
 					 O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -519,6 +553,8 @@ int sfs_guard_rename(struct sfs_guard *g, const struct sfs_caller *c, const char
 				    "rename", oldpath, new);
 	if (r == 0 && S_ISLNK(old->st->st.st_mode))
 		r = sfs_guard_symlink_name(g, c, newpath, "rename");
+	if (r == 0 && S_ISLNK(old->st->st.st_mode))
+		r = sfs_guard_symlink_arrives(g, c, old->dirfd, old->name, newpath, "rename");
 	if (r == 0 && exchange) {
 		if (!new->st)
 			return -ENOENT;
@@ -527,6 +563,9 @@ int sfs_guard_rename(struct sfs_guard *g, const struct sfs_caller *c, const char
 		r = check_move(g, c, newpath, oldpath, false, new);
 		if (r == 0 && S_ISLNK(new->st->st.st_mode))
 			r = sfs_guard_symlink_name(g, c, oldpath, "rename");
+		if (r == 0 && S_ISLNK(new->st->st.st_mode))
+			r = sfs_guard_symlink_arrives(g, c, new->dirfd, new->name, oldpath,
+						      "rename");
 	}
 	return r;
 }

@@ -91,8 +91,19 @@ void sfs_guard_forget_owned(struct sfs_guard *g, const struct sfs_stat *st);
 int sfs_guard_deny_builtin(struct sfs_guard *g, const struct sfs_caller *c, const char *relpath,
 			   const char *opname, const char *why);
 
-/* symlink(TARGET, LINKPATH): the name, the lexical target, and no existing
- * symlink on the way to it in SOURCE. */
+/* A symlink to TARGET at LINKPATH, made there or arriving there (OPNAME:
+ * "symlink", "rename", "link"): the lexical target, and no existing symlink on the way to it in
+ * SOURCE (sfs_policy_check_symlink). A relative target means something
+ * else at every place, so a symlink that moves or gets a second name is
+ * judged again where it arrives. */
+int sfs_guard_symlink_target(struct sfs_guard *g, const struct sfs_caller *c, const char *linkpath,
+			     const char *target, const char *opname);
+
+/* The same for the symlink NAME in DIRFD, arriving at LINKPATH. */
+int sfs_guard_symlink_arrives(struct sfs_guard *g, const struct sfs_caller *c, int dirfd,
+			      const char *name, const char *linkpath, const char *opname);
+
+/* symlink(TARGET, LINKPATH): the target as above, and the name. */
 int sfs_guard_symlink(struct sfs_guard *g, const struct sfs_caller *c, const char *linkpath,
 		      const char *target);
 
@@ -104,9 +115,10 @@ enum sfs_rename_after {
 };
 
 /* rename(OLDPATH, NEWPATH, FLAGS): both names and, for directories, every
- * entry of the subtrees that move; what is replaced as removed; a symlink
- * may not arrive at a name that leads to protected paths (see
- * sfs_guard_symlink_name). OLD and NEW are the inodes at each name (NEW's
+ * entry of the subtrees that move; what is replaced as removed; a symlink,
+ * moved itself or with its directory, may not arrive at a name that leads
+ * to protected paths (sfs_guard_symlink_name) nor where its target would
+ * not be allowed (sfs_guard_symlink_target). OLD and NEW are the inodes at each name (NEW's
  * st NULL when nothing is there). A writable file taken to a name no write
  * glob covers becomes the agent's own there (`sed -i.bak`): *AFTER says
  * so. SOURCE's content may move into the store (it leaves SOURCE, which is

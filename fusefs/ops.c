@@ -747,9 +747,12 @@ static void sfs_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const
 	if (r == 0 && info.type == S_IFLNK)
 		r = sfs_guard_symlink_name(fs->guard, &c, ch.path, "link");
 	if (r == 0)
-		r = sfs_creds_enter(req, &ch.creds);
-	if (r == 0)
 		r = fs_locate_verified(fs, n, &src, &st);
+	/* A second name for a symlink is a symlink made there. */
+	if (r == 0 && S_ISLNK(st.st.st_mode))
+		r = sfs_guard_symlink_arrives(fs->guard, &c, src.dir.fd, src.name, ch.path, "link");
+	if (r == 0)
+		r = sfs_creds_enter(req, &ch.creds);
 	if (r == 0 && linkat(src.dir.fd, src.name, ch.dir.fd, newname, 0) < 0)
 		r = -errno;
 	reply_new_entry(req, newparent, &ch, newname, r, false);

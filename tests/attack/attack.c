@@ -446,8 +446,8 @@ static int run(char *const argv[])
 /* ------------------------------------------------------------------------ */
 /* The oracle: which names git's layout, canonical matching and the shipped rules make
  * immutable or protected, for the names this suite plants. It folds a
- * component the way §4.4 says (ASCII case, the HFS+ ignorables, U+212A and
- * U+017F, NTFS trailing dots and spaces and :streams, the 8.3 names). */
+ * component the way canonical matching does (fusefs/policy/canon.h: ASCII case, the HFS+
+ * ignorables, U+212A and U+017F, NTFS trailing dots and spaces and :streams, the 8.3 names). */
 
 static bool hfs_ignorable(uint32_t c)
 {
@@ -2533,6 +2533,34 @@ static int m_symlink_outside(struct kase *k)
 	return e;
 }
 
+/* A relative target means something else at every place: a symlink made
+ * where it stays inside SOURCE may not be moved, or carried by its
+ * directory, or given a second name, where it leaves SOURCE. */
+static int m_symlink_moved(struct kase *k)
+{
+	char up[PATH_MAX] = "../";
+	for (const char *c = k->w; c; c = strchr(c + 1, '/'))
+		strcat(up, "../");
+	/* From W/md, UP climbs to SOURCE; from W, it leaves it. */
+	if (mk_wdir(k, "md") || mk_wdir(k, "md/sub"))
+		return 0;
+	int e = STEP(k, F("ln -s %sx md/s", up), E(symlink(F("%sx", up), M(W(k, "md/s")))), 0);
+	STEP(k, F("ln -s ../%sx md/sub/s", up), E(symlink(F("../%sx", up), M(W(k, "md/sub/s")))),
+	     0);
+	STEP(k, "mv md/s s (one level up)", E(rename(M(W(k, "md/s")), M(W(k, "s")))), EROFS);
+	STEP(k, "ln md/s s", E(link(M(W(k, "md/s")), M(W(k, "s")))), EROFS);
+	STEP(k, "mv md/sub sub (its symlink one level up)",
+	     E(rename(M(W(k, "md/sub")), M(W(k, "sub")))), EROFS);
+	gone(k, W(k, "s"));
+	gone(k, W(k, "sub"));
+	effect(k, S_ISLNK(host_mode(W(k, "md/s"))), "md/s where it was made");
+	effect(k, S_ISLNK(host_mode(W(k, "md/sub/s"))), "md/sub/s where it was made");
+	STEP(k, "mv md/s md/s2 (control: the same depth)",
+	     E(rename(M(W(k, "md/s")), M(W(k, "md/s2")))), 0);
+	effect(k, S_ISLNK(host_mode(W(k, "md/s2"))), "md/s2, renamed beside itself");
+	return e;
+}
+
 static int m_symlink_ok(struct kase *k)
 {
 	if (mk_wfile(k, "f", "target\n"))
@@ -2875,6 +2903,7 @@ static int m_private(struct kase *k)
 static const struct misc misc_cases[] = {
 	{"absolute symlinks", m_symlink_etc, NULL},
 	{"symlinks leaving SOURCE", m_symlink_outside, NULL},
+	{"symlinks moved out of SOURCE", m_symlink_moved, NULL},
 	{"relative symlinks (control)", m_symlink_ok, NULL},
 	{"fifo where writable (control)", m_fifo_w, NULL},
 	{"fifo in a read-only place", m_fifo_ro, "RO"},
