@@ -2,24 +2,18 @@
 # Runs every test against one build directory and prints the TAP totals.
 #
 # A test is a unit-test binary (BUILD/tests/unit/test_*) or a script
-# (tests/{cli,fs,attack,workflows,launcher}/*.sh). Each prints TAP lines ("ok - ..." /
-# "not ok - ...") and exits non-zero when any case failed. A test that exits
-# non-zero without printing "not ok", or prints no case at all, counts as one
-# failure, so a crash can never pass for a green run.
+# (tests/{cli,fs,attack,workflows,launcher}/*.sh), run through
+# tests/run-one.sh (its environment, and complete TAP: "ok - ..." /
+# "not ok - ..." lines and a plan). A test exits non-zero when any case
+# failed. A test that exits non-zero without printing "not ok", or prints
+# no case at all, counts as one failure, so a crash can never pass for a
+# green run. `meson test` runs the same tests through the same script.
 #
 # usage: tests/run.sh BUILD_DIR [NAME_FILTER]
 set -u
 build=$(cd "${1:?usage: tests/run.sh BUILD_DIR [FILTER]}" && pwd)
 filter=${2:-}
 src=$(cd "$(dirname "$0")/.." && pwd)
-export SANDY_SRC="$src" SANDY_BUILD="$build" SANDYFS="$build/fusefs/sandyfs"
-# The projects' stores (private directories, ownership records) of every
-# mount the tests make, kept out of the user's cache and removed at the end.
-# Daemons run as other users too: each makes its projects' stores there.
-SANDY_CACHE_DIR=$(mktemp -d /var/tmp/sandy-cache.XXXXXX)
-export SANDY_CACHE_DIR
-mkdir -m 1777 "$SANDY_CACHE_DIR/projects" && chmod 755 "$SANDY_CACHE_DIR"
-trap 'rm -rf "$SANDY_CACHE_DIR"' EXIT
 # One log directory per run, so that runs side by side keep their logs.
 mkdir -p "$build/test-logs"
 logdir=$(mktemp -d "$build/test-logs/run.XXXXXX")
@@ -40,19 +34,16 @@ for t in "${tests[@]}"; do
 	[ -n "$filter" ] && [[ $name != *"$filter"* ]] && continue
 	log="$logdir/$(echo "$name" | tr / _).log"
 	start=$SECONDS
-	if [[ $t == *.sh ]]; then
-		timeout --kill-after=10 900 bash "$t" >"$log" 2>&1
-	else
-		timeout --kill-after=10 900 "$t" >"$log" 2>&1
-	fi
+	timeout --kill-after=10 900 "$src/tests/run-one.sh" "$build" "$t" >"$log" 2>&1
 	rc=$?
 	p=$(grep -c '^ok ' "$log" 2>/dev/null)
 	f=$(grep -c '^not ok ' "$log" 2>/dev/null)
 	p=${p:-0} f=${f:-0}
 	# A test that has nothing to run in this build (the fuzzers outside
-	# the fuzz build) says so with "# skip" and counts neither way.
-	if [ "$rc" -eq 0 ] && [ "$p" -eq 0 ] && [ "$f" -eq 0 ] && grep -q '^# skip' "$log"; then
-		printf '%-40s skipped: %s\n' "$name" "$(sed -n 's/^# skip:* *//p' "$log" | head -n 1)"
+	# the fuzz build) says so with the plan "1..0 # SKIP reason" and
+	# counts neither way.
+	if [ "$rc" -eq 0 ] && [ "$p" -eq 0 ] && [ "$f" -eq 0 ] && grep -q '^1\.\.0 # SKIP' "$log"; then
+		printf '%-40s skipped: %s\n' "$name" "$(sed -n 's/^1\.\.0 # SKIP *//p' "$log" | head -n 1)"
 		continue
 	fi
 	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then

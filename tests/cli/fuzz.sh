@@ -3,15 +3,14 @@
 # the glob compiler and the name canonicaliser each run for a bounded time
 # (SANDY_FUZZ_SECONDS, default 20) without a crash, a leak or a sanitizer
 # report. They exist only in the clang build with -Dfuzz=true
-# (scripts/build.sh fuzz -> build-fuzz/); in any other build directory this
-# prints "# skip" and runs no case, so it cannot pass without fuzzing.
+# (scripts/build.sh fuzz -> build-fuzz/); in any other build directory it
+# is skipped (skip_all) and runs no case, so it cannot pass without fuzzing.
 source "$SANDY_SRC/tests/lib.sh"
 
 secs=${SANDY_FUZZ_SECONDS:-20}
 dir=$SANDY_BUILD/tests/fuzz
 if [ ! -x "$dir/fuzz_canon" ]; then
-	echo "# skip: no fuzz targets in '$SANDY_BUILD' (they are built by: scripts/build.sh fuzz)"
-	exit 0
+	skip_all "no fuzz targets in '$SANDY_BUILD' (they are built by: scripts/build.sh fuzz)"
 fi
 
 for t in canon glob rules; do

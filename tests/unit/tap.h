@@ -1,5 +1,6 @@
 /* tap.h - the few lines of TAP every unit test prints: one "ok - ..." or
- * "not ok - ..." per case, a failure count for the exit status. */
+ * "not ok - ..." per case, a failure count for the exit status, and the
+ * plan at the end. */
 #ifndef SANDY_TAP_H
 #define SANDY_TAP_H
 

@@ -33,8 +33,9 @@ static void test_default_path(void)
 	char *a = NULL, *b = NULL, *c = NULL;
 
 	setenv("SANDY_CACHE_DIR", "/cache", 1);
-	ok(sfs_store_default_path("/home/u/my proj", &a) == 0 &&
-		   !strncmp(a, "/cache/projects/my_proj-", 24) && strlen(a) == 24 + 16,
+	/* Called before ok(): its arguments are evaluated in no set order. */
+	int r = sfs_store_default_path("/home/u/my proj", &a);
+	ok(r == 0 && !strncmp(a, "/cache/projects/my_proj-", 24) && strlen(a) == 24 + 16,
 	   "under $SANDY_CACHE_DIR/projects, named after the project (%s)", a ? a : "none");
 	ok(sfs_store_default_path("/home/v/my proj", &b) == 0 && strcmp(a, b) != 0,
 	   "another project of the same name has another store");
@@ -43,13 +44,14 @@ static void test_default_path(void)
 	   "the same project always has the same one");
 	unsetenv("SANDY_CACHE_DIR");
 	setenv("XDG_CACHE_HOME", "/xdg", 1);
-	ok(sfs_store_default_path("/p", &c) == 0 && !strncmp(c, "/xdg/sandy/projects/p-", 22),
+	r = sfs_store_default_path("/p", &c);
+	ok(r == 0 && !strncmp(c, "/xdg/sandy/projects/p-", 22),
 	   "else under $XDG_CACHE_HOME/sandy (%s)", c ? c : "none");
 	free(c);
 	unsetenv("XDG_CACHE_HOME");
 	setenv("HOME", "/home/u", 1);
-	ok(sfs_store_default_path("/", &c) == 0 &&
-		   !strncmp(c, "/home/u/.cache/sandy/projects/root-", 35),
+	r = sfs_store_default_path("/", &c);
+	ok(r == 0 && !strncmp(c, "/home/u/.cache/sandy/projects/root-", 35),
 	   "else under ~/.cache/sandy; SOURCE / is named 'root' (%s)", c ? c : "none");
 	free(a);
 	free(b);
