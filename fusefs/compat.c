@@ -289,13 +289,20 @@ ssize_t sfs_listxattr_at(int dirfd, const char *name, char *buf, size_t size)
 		&t, XATTR_CALL(flistxattr(t.fd, buf, size), listxattr(t.path, buf, size)));
 }
 
+/* The target of a change to an attribute: where none can be had, EPERM,
+ * as Linux answers for user xattrs there. */
+static int attr_target_for_change(int dirfd, const char *name, struct attr_target *t)
+{
+	int r = attr_target_open(dirfd, name, t);
+
+	return r == -ENOTSUP ? -EPERM : r;
+}
+
 int sfs_setxattr_at(int dirfd, const char *name, const char *attr, const void *value, size_t size,
 		    int flags)
 {
 	struct attr_target t;
-	int r = attr_target_open(dirfd, name, &t);
-	if (r == -ENOTSUP)
-		return -EPERM; /* as Linux answers for user xattrs there */
+	int r = attr_target_for_change(dirfd, name, &t);
 	if (r < 0)
 		return r;
 	return (int)attr_target_done(&t, XATTR_CALL(fsetxattr(t.fd, attr, value, size, flags),
@@ -305,9 +312,7 @@ int sfs_setxattr_at(int dirfd, const char *name, const char *attr, const void *v
 int sfs_removexattr_at(int dirfd, const char *name, const char *attr)
 {
 	struct attr_target t;
-	int r = attr_target_open(dirfd, name, &t);
-	if (r == -ENOTSUP)
-		return -EPERM; /* as Linux answers for user xattrs there */
+	int r = attr_target_for_change(dirfd, name, &t);
 	if (r < 0)
 		return r;
 	return (int)attr_target_done(

@@ -8,7 +8,8 @@
  * serialises directory renames against the creation of new names so that
  * a subtree cannot change between its check and its move.
  *
- * ops.c calls it; policy.c decides; audit.c records. */
+ * The FUSE handlers (ops.c, handle.c, xattr.c) call it; policy.c decides;
+ * audit.c records. */
 #ifndef SANDYFS_GUARD_H
 #define SANDYFS_GUARD_H
 

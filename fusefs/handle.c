@@ -421,6 +421,14 @@ void sfs_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode
 	}
 }
 
+/* The data of a read or write: FD at OFF, spliced where the kernel can. */
+static void on_fd(struct fuse_bufvec *b, int fd, off_t off)
+{
+	b->buf[0].flags = FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK;
+	b->buf[0].fd = fd;
+	b->buf[0].pos = off;
+}
+
 void sfs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi)
 {
 	SFS_TIME_REQUEST(&fs_of(req)->stats, READ);
@@ -432,10 +440,18 @@ void sfs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fus
 		fuse_reply_err(req, -r);
 		return;
 	}
-	buf.buf[0].flags = FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK;
-	buf.buf[0].fd = io.fd;
-	buf.buf[0].pos = off;
+	on_fd(&buf, io.fd, off);
 	fuse_reply_data(req, &buf, FUSE_BUF_SPLICE_MOVE);
+}
+
+/* The fd to change node INO's content through, once OPNAME is allowed. */
+static int fd_to_change(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi,
+			const char *opname, struct io_fd *io)
+{
+	struct sfs_node *n = fs_node_of(req, ino);
+	int r = fs_check_node(req, n, SFS_OP_WRITE, opname);
+
+	return r < 0 ? r : fs_io_fd_get(fs_of(req), n, fi, O_WRONLY, io);
 }
 
 void sfs_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *in, off_t off,
@@ -445,18 +461,13 @@ void sfs_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *in, off_t
 	struct fuse_bufvec out = FUSE_BUFVEC_INIT(fuse_buf_size(in));
 	cleanup_io struct io_fd io = {0};
 	struct sfs_creds creds;
-	struct sfs_node *n = fs_node_of(req, ino);
-	int r = fs_check_node(req, n, SFS_OP_WRITE, "write");
+	int r = fd_to_change(req, ino, fi, "write", &io);
 
-	if (r == 0)
-		r = fs_io_fd_get(fs_of(req), n, fi, O_WRONLY, &io);
 	if (r < 0) {
 		fuse_reply_err(req, -r);
 		return;
 	}
-	out.buf[0].flags = FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK;
-	out.buf[0].fd = io.fd;
-	out.buf[0].pos = off;
+	on_fd(&out, io.fd, off);
 	sfs_creds_enter_ids(req, &creds);
 	ssize_t res = fuse_buf_copy(&out, in, 0);
 	sfs_creds_leave(&creds);
@@ -493,11 +504,8 @@ void sfs_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t offset, off_t
 	SFS_TIME_REQUEST(&fs_of(req)->stats, FALLOCATE);
 	cleanup_io struct io_fd io = {0};
 	struct sfs_creds creds;
-	struct sfs_node *n = fs_node_of(req, ino);
-	int r = fs_check_node(req, n, SFS_OP_WRITE, "fallocate");
+	int r = fd_to_change(req, ino, fi, "fallocate", &io);
 
-	if (r == 0)
-		r = fs_io_fd_get(fs_of(req), n, fi, O_WRONLY, &io);
 	if (r == 0) {
 		sfs_creds_enter_ids(req, &creds);
 		r = fallocate(io.fd, mode, offset, length) < 0 ? -errno : 0;
@@ -514,12 +522,10 @@ void sfs_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_in,
 	cleanup_io struct io_fd in = {0};
 	cleanup_io struct io_fd out = {0};
 	struct sfs_creds creds;
-	int r = fs_check_node(req, fs_node_of(req, ino_out), SFS_OP_WRITE, "copy_file_range");
+	int r = fd_to_change(req, ino_out, fi_out, "copy_file_range", &out);
 
 	if (r == 0)
 		r = fs_io_fd_get(fs_of(req), fs_node_of(req, ino_in), fi_in, O_RDONLY, &in);
-	if (r == 0)
-		r = fs_io_fd_get(fs_of(req), fs_node_of(req, ino_out), fi_out, O_WRONLY, &out);
 	if (r < 0) {
 		fuse_reply_err(req, -r);
 		return;

@@ -69,8 +69,9 @@ uint64_t sfs_stats_clock_ns(void);
 void sfs_stats_timer_stop(struct sfs_request_timer *t);
 
 #define SFS_TIME_REQUEST(stats, id)                                                                \
-	__attribute__((cleanup(sfs_stats_timer_stop))) struct sfs_request_timer sfs_timer_ = {     \
-		(stats), SFS_REQ_##id, sfs_stats_clock_ns()}
+	__attribute__((cleanup(sfs_stats_timer_stop),                                              \
+		       unused)) struct sfs_request_timer sfs_timer_ = {(stats), SFS_REQ_##id,      \
+								       sfs_stats_clock_ns()}
 
 /* The counters as one JSON object, written to PATH through a temporary
  * file and rename(), so a reader never sees half of it. SERIAL counts the

@@ -45,18 +45,18 @@ struct sfs_loader {
 
 /* ---- ruleparse.c ---- */
 
-struct rule_file *rule_file_new(const char *path, const char *stem, enum sfs_trust trust,
-				const char *origin);
 void rule_file_free(struct rule_file *f);
 void rule_free_strings(struct sfs_rule *r);
 /* A name "extends" and --type may give: [a-z0-9_-], 1 to 64 bytes. */
 bool rule_set_name_valid(const char *s);
 /* An fd of the regular file PATH, or a negative errno and *ERR. */
 int rule_file_open(const char *path, char **err);
-/* Parses TEXT (NUL-terminated, LEN bytes) into F. */
-int rule_file_parse_text(struct sfs_loader *l, struct rule_file *f, const char *text, size_t len,
-			 char **err);
-/* Reads FD (named PATH in messages) and parses it into a new *OUT. */
+/* Parses TEXT (LEN bytes, NUL-terminated), named PATH in messages, into a
+ * new *OUT (STEM: the NAME of a shipped NAME.json, else NULL). */
+int rule_file_parse(struct sfs_loader *l, const char *text, size_t len, const char *path,
+		    const char *stem, enum sfs_trust trust, const char *origin,
+		    struct rule_file **out, char **err);
+/* The same for the text read from FD. */
 int rule_file_parse_fd(struct sfs_loader *l, int fd, const char *path, const char *stem,
 		       enum sfs_trust trust, const char *origin, struct rule_file **out,
 		       char **err);

@@ -43,6 +43,20 @@ int sfs_path_step(char *buf, size_t cap, size_t *blen, const char *comp, size_t 
 	return r < 0 ? r : 1;
 }
 
+int sfs_path_resolve(char *buf, size_t cap, size_t *blen, const char *path)
+{
+	for (const char *p = path; *p;) {
+		size_t n = strcspn(p, "/");
+		int r = sfs_path_step(buf, cap, blen, p, n);
+		if (r < 0)
+			return r;
+		p += n;
+		while (*p == '/')
+			p++;
+	}
+	return 0;
+}
+
 int sfs_path_normalise(const char *path, char *out, size_t cap)
 {
 	size_t len = 0;
@@ -56,16 +70,8 @@ int sfs_path_normalise(const char *path, char *out, size_t cap)
 		out[len++] = '/';
 		out[len] = '\0';
 	}
-	for (const char *p = path; *p;) {
-		size_t n = strcspn(p, "/");
-		int r = sfs_path_step(out, cap, &len, p, n);
-		if (r < 0)
-			return r;
-		p += n;
-		while (*p == '/')
-			p++;
-	}
-	return (int)len;
+	int r = sfs_path_resolve(out, cap, &len, path);
+	return r < 0 ? r : (int)len;
 }
 
 const char *sfs_path_below(const char *path, const char *dir)

@@ -23,6 +23,10 @@ int sfs_path_append(char *buf, size_t cap, size_t *blen, const char *name, size_
  * relative path, nothing at "/"); any other name is appended (1). */
 int sfs_path_step(char *buf, size_t cap, size_t *blen, const char *comp, size_t len);
 
+/* Every component of PATH through sfs_path_step, onto the path in BUF: the
+ * lexical resolution of PATH relative to it. 0, -EXDEV, -ENAMETOOLONG. */
+int sfs_path_resolve(char *buf, size_t cap, size_t *blen, const char *path);
+
 /* PATH normalised lexically into OUT (CAP bytes): every component through
  * sfs_path_step, so slashes are folded and "." and ".." resolved. An
  * absolute path stays absolute ("/" for the root). The length, -EXDEV when

@@ -898,26 +898,15 @@ static int link_dir(const char *linkpath, char *out, size_t cap, size_t *len)
 
 int sfs_policy_symlink_resolve(const char *linkpath, const char *target, char *out, size_t cap)
 {
-	const char *s = target;
 	size_t len;
 	int r;
 
 	if (!*target || *target == '/')
 		return -EINVAL;
 	r = link_dir(linkpath, out, cap, &len);
-	if (r < 0)
-		return r;
-	while (*s) {
-		size_t n = strcspn(s, "/");
-
-		r = sfs_path_step(out, cap, &len, s, n);
-		if (r < 0)
-			return r;
-		s += n;
-		if (*s == '/')
-			s++;
-	}
-	return (int)len;
+	if (r == 0)
+		r = sfs_path_resolve(out, cap, &len, target);
+	return r < 0 ? r : (int)len;
 }
 
 static void deny_with(struct sfs_decision *out, const struct sfs_rule *r)

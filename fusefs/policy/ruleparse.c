@@ -669,8 +669,8 @@ static const char *find_escaped_nul(const char *s, size_t len)
 }
 
 /* Parses TEXT (NUL-terminated, LEN bytes) into F. */
-int rule_file_parse_text(struct sfs_loader *l, struct rule_file *f, const char *text, size_t len,
-			 char **err)
+static int parse_text(struct sfs_loader *l, struct rule_file *f, const char *text, size_t len,
+		      char **err)
 {
 	static const char *const keys[] = {
 		"name",	   "description", "extends", "detect",	"write", "generated", "private",
@@ -800,8 +800,8 @@ static int read_fd(int fd, const char *path, char **text, size_t *len, char **er
 	return 0;
 }
 
-struct rule_file *rule_file_new(const char *path, const char *stem, enum sfs_trust trust,
-				const char *origin)
+static struct rule_file *rule_file_new(const char *path, const char *stem, enum sfs_trust trust,
+				       const char *origin)
 {
 	struct rule_file *f = calloc(1, sizeof(*f));
 
@@ -819,11 +819,29 @@ struct rule_file *rule_file_new(const char *path, const char *stem, enum sfs_tru
 	return f;
 }
 
+int rule_file_parse(struct sfs_loader *l, const char *text, size_t len, const char *path,
+		    const char *stem, enum sfs_trust trust, const char *origin,
+		    struct rule_file **out, char **err)
+{
+	struct rule_file *f = rule_file_new(path, stem, trust, origin);
+	int r;
+
+	*out = NULL;
+	if (!f)
+		return -ENOMEM;
+	r = parse_text(l, f, text, len, err);
+	if (r < 0) {
+		rule_file_free(f);
+		return r;
+	}
+	*out = f;
+	return 0;
+}
+
 int rule_file_parse_fd(struct sfs_loader *l, int fd, const char *path, const char *stem,
 		       enum sfs_trust trust, const char *origin, struct rule_file **out, char **err)
 {
 	cleanup_free char *text = NULL;
-	struct rule_file *f;
 	size_t len = 0;
 	int r;
 
@@ -831,16 +849,7 @@ int rule_file_parse_fd(struct sfs_loader *l, int fd, const char *path, const cha
 	r = read_fd(fd, path, &text, &len, err);
 	if (r < 0)
 		return r;
-	f = rule_file_new(path, stem, trust, origin);
-	if (!f)
-		return -ENOMEM;
-	r = rule_file_parse_text(l, f, text, len, err);
-	if (r < 0) {
-		rule_file_free(f);
-		return r;
-	}
-	*out = f;
-	return 0;
+	return rule_file_parse(l, text, len, path, stem, trust, origin, out, err);
 }
 
 int rule_file_open(const char *path, char **err)

@@ -290,15 +290,8 @@ int sfs_loader_add_buffer(struct sfs_loader *l, const char *display, const char 
 		return -ENOMEM;
 	memcpy(copy, text, len);
 	copy[len] = '\0';
-	f = rule_file_new(display, NULL, trust, origin);
-	if (!f)
-		return -ENOMEM;
-	r = rule_file_parse_text(l, f, copy, len, err);
-	if (r < 0) {
-		rule_file_free(f);
-		return r;
-	}
-	return loader_commit(l, f, err);
+	r = rule_file_parse(l, copy, len, display, NULL, trust, origin, &f, err);
+	return r < 0 ? r : loader_commit(l, f, err);
 }
 
 /* The names of the *.json files in DIR, sorted; none when DIR is missing. */
