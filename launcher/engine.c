@@ -141,29 +141,23 @@ static int run_argv(const struct container_spec *c, struct strv *argv)
 	r = strv_ok(r, strv_pushf(argv, "--cpus=%u", c->limits.cpus));
 	r = strv_ok(r, strv_pushf(argv, "--pids-limit=%u", c->limits.pids));
 	r = strv_ok(r, strv_push(argv, "--tmpfs=/tmp:rw,nosuid,nodev,exec,mode=1777"));
-	/* The agent's configuration and caches live for the session only, in
-	 * a home the container user owns whatever the image says. */
-	r = strv_ok(r, strv_pushf(argv,
-				  "--tmpfs=/home/sandy:rw,nosuid,nodev,exec,uid=%u,gid=%u,"
-				  "mode=0700",
-				  (unsigned)c->uid, (unsigned)c->gid));
-	r = strv_ok(r, strv_push(argv, "--env=HOME=/home/sandy"));
-	r = strv_ok(r, strv_push(argv, "--env=SANDY=1"));
-	r = strv_ok(r, strv_pushf(argv, "--env=SANDY_SESSION=%s", c->session_id));
+	/* Names only: the values reach the client through its environment
+	 * (engine_run), so that keys never show in a process listing. */
+	for (size_t i = 0; r == 0 && i < c->world->env.n; i++)
+		r = strv_pushf(argv, "--env=%.*s", (int)strcspn(c->world->env.v[i], "="),
+			       c->world->env.v[i]);
 	if (r < 0)
 		return r;
 	r = push_bind(argv, c->workspace, "/workspace",
 		      c->rslave ? "bind-propagation=rslave" : NULL);
-	if (r == 0 && c->audit) {
+	if (r == 0 && c->audit)
 		r = push_bind(argv, c->audit, "/run/sandy/denials.jsonl", "readonly");
-		r = strv_ok(r, strv_push(argv, "--env=SANDY_DENIALS=/run/sandy/denials.jsonl"));
-	}
-	if (r == 0 && c->policy) {
+	if (r == 0 && c->policy)
 		r = push_bind(argv, c->policy, "/run/sandy/POLICY.md", "readonly");
-		r = strv_ok(r, strv_push(argv, "--env=SANDY_POLICY=/run/sandy/POLICY.md"));
+	for (size_t i = 0; r == 0 && i < c->world->n_mounts; i++) {
+		const struct world_mount *m = &c->world->mounts[i];
+		r = push_bind(argv, m->source, m->target, m->readonly ? "readonly" : NULL);
 	}
-	if (c->tty && getenv("TERM"))
-		r = strv_ok(r, strv_pushf(argv, "--env=TERM=%s", getenv("TERM")));
 	r = strv_ok(r, strv_push(argv, "--workdir=/workspace"));
 	r = strv_ok(r, strv_push(argv, c->image));
 	for (char *const *a = c->command; r == 0 && a && *a; a++)
@@ -186,7 +180,7 @@ int engine_run(const struct container_spec *spec, pid_t *client)
 	}
 	/* If sandy is killed outright, the client's SIGTERM is forwarded to
 	 * the container (sig-proxy), which then ends and is removed. */
-	return proc_spawn(argv.v, PROC_PDEATHSIG, client);
+	return proc_spawn_env(argv.v, PROC_PDEATHSIG, spec->world->env.v, client);
 }
 
 void engine_stop(const char *engine, const char *name, int seconds)
@@ -222,9 +216,37 @@ static char *container_dir(void)
 	return NULL;
 }
 
-int engine_build_image(const char *engine, const char *image, char *const *extra_args)
+/* The base image made from Debian packages by base-image.sh in DIR; its
+ * tag (malloc'ed) in *TAG. */
+static int build_base(const char *engine, const char *dir, char **tag)
+{
+	cleanup_free char *script = sandy_asprintf("%s/base-image.sh", dir);
+	cleanup_free char *out = NULL;
+
+	if (!script)
+		return -ENOMEM;
+	char *argv[] = {script, NULL};
+	setenv("ENGINE", engine, 1);
+	int status = proc_run(argv, PROC_IN_NULL | PROC_OUT_CAPTURE, &out, NULL);
+	if (status != 0) {
+		if (status < 0)
+			sandy_error("cannot run '%s': %s", script, strerror(-status));
+		else
+			sandy_error(
+				"cannot build the base image with '%s' (status %d); or build "
+				"on a registry's image: sandy build-image --from debian:12-slim",
+				script, status);
+		return -EIO;
+	}
+	*tag = first_line(out);
+	return *tag ? 0 : -ENOMEM;
+}
+
+int engine_build_image(const char *engine, const char *image, const char *from,
+		       char *const *extra_args)
 {
 	cleanup_free char *dir = container_dir();
+	cleanup_free char *base = NULL;
 	cleanup_strv struct strv argv = {0};
 	int r = 0;
 
@@ -234,9 +256,12 @@ int engine_build_image(const char *engine, const char *image, char *const *extra
 			    SANDY_SOURCE_CONTAINER_DIR, SANDY_CONTAINER_DIR);
 		return -ENOENT;
 	}
+	if (!from && (r = build_base(engine, dir, &base)) < 0)
+		return r;
 	r = strv_ok(r, strv_push(&argv, engine));
 	r = strv_ok(r, strv_push(&argv, "build"));
 	r = strv_ok(r, strv_pushf(&argv, "--tag=%s", image));
+	r = strv_ok(r, strv_pushf(&argv, "--build-arg=BASE=%s", from ? from : base));
 	for (char *const *a = extra_args; r == 0 && a && *a; a++)
 		r = strv_push(&argv, *a);
 	r = strv_ok(r, strv_push(&argv, "--"));

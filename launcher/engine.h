@@ -7,6 +7,7 @@
 
 #include "host.h"
 #include "sandy.h"
+#include "world.h"
 
 #include <stdbool.h>
 #include <sys/types.h>
@@ -27,7 +28,8 @@ struct container_spec {
 	gid_t gid;
 	bool tty;
 	struct host_limits limits;
-	char *const *command; /* NULL: the image's default command */
+	const struct world *world; /* the agent's home, environment, ... */
+	char *const *command;	   /* NULL: the image's default command */
 };
 
 /* 0 when ENGINE is installed and (docker) its daemon answers. Unless
@@ -46,7 +48,10 @@ int engine_run(const struct container_spec *spec, pid_t *client);
 void engine_stop(const char *engine, const char *name, int seconds);
 void engine_remove(const char *engine, const char *name);
 
-/* `sandy build-image`: builds IMAGE from the Dockerfile directory. */
-int engine_build_image(const char *engine, const char *image, char *const *extra_args);
+/* `sandy build-image`: builds IMAGE from the Dockerfile directory, on FROM,
+ * or when FROM is NULL on a base made from Debian packages (base-image.sh
+ * beside the Dockerfile). */
+int engine_build_image(const char *engine, const char *image, const char *from,
+		       char *const *extra_args);
 
 #endif

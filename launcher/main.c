@@ -7,6 +7,7 @@
 #include "host.h"
 #include "run.h"
 #include "sandyfs.h"
+#include "world.h"
 
 #include "common/cli.h"
 
@@ -20,23 +21,29 @@ static const char usage_text[] =
 	"usage: sandy [OPTIONS] [PROJECT_DIR] [-- COMMAND [ARGS...]]\n"
 	"       sandy explain [RULE OPTIONS] [--json] [-C PROJECT_DIR] PATH...\n"
 	"       sandy clean [PROJECT_DIR]\n"
-	"       sandy build-image [--image IMAGE] [--runtime=docker|podman] [-- BUILD-ARGS...]\n"
+	"       sandy build-image [--image IMAGE] [--from BASE] [--runtime=docker|podman]\n"
+	"                         [-- BUILD-ARGS...]\n"
 	"       sandy --help | --version\n"
 	"\n"
 	"Runs COMMAND (default: the image's agent; without a container, your shell) on\n"
 	"PROJECT_DIR (default: the current directory) served through sandyfs, which lets\n"
 	"it write only where the project's rules allow. The project is at /workspace in\n"
-	"the container; without one, it replaces PROJECT_DIR in a private mount namespace.\n"
+	"the container; without one, it replaces PROJECT_DIR in a bubblewrap sandbox.\n"
 	"\n"
 	"options:\n"
 	"      --fs=fuse|bind     fuse (default): through sandyfs and its policy;\n"
 	"                         bind: a plain bind mount without policy, for comparison\n"
 	"      --runtime=docker|podman|none\n"
-	"                         default: docker when its daemon answers, else podman,\n"
-	"                         else none (no container, a private mount namespace)\n"
+	"                         default: docker when its daemon answers, else podman;\n"
+	"                         none: a bubblewrap sandbox instead of a container\n"
 	"      --image IMAGE      container image (default: $SANDY_IMAGE or " SANDY_DEFAULT_IMAGE
 	",\n"
 	"                         which 'sandy build-image' builds)\n"
+	"      --agent NAME       whose home and settings to use: claude, codex, gemini\n"
+	"                         (default: $SANDY_AGENT, else COMMAND's name when it is\n"
+	"                         one of them, else claude)\n"
+	"  -e, --env NAME[=VALUE] pass a variable (repeatable); NAME alone passes its\n"
+	"                         value here\n"
 	"  -q, --quiet            no banner, no session summary\n"
 	"\n"
 	"rule options (passed to sandyfs):\n"
@@ -47,9 +54,18 @@ static const char usage_text[] =
 	"\n"
 	"The container runs as you, with no capabilities, no-new-privileges, limits on\n"
 	"memory, CPUs and processes, and no docker socket. /run/sandy/POLICY.md tells the\n"
-	"agent what it may write; /run/sandy/denials.jsonl logs every denied write. On\n"
+	"agent what it may write; /run/sandy/denials.jsonl logs every denied write. The\n"
+	"agent's home is kept per agent under ~/.local/share/sandy/home; your settings,\n"
+	"memory file, commands and agents are shown read-only, your credentials copied\n"
+	"in once; git gets a throwaway copy of your global git config; SSH_AUTH_SOCK\n"
+	"is forwarded, SANDY_SSH_KEY=FILE mounts a dedicated key; SANDY_SHARE_DIR is\n"
+	"~/shared and ~/specs is yours. Only the agents' own variables (API keys,\n"
+	"proxies, ...) and --env pass. On\n"
 	"exit, Ctrl-C, SIGTERM or SIGHUP sandy stops the container, unmounts, and prints\n"
 	"the denials by rule and the files the session changed.\n"
+	"\n"
+	"'sandy build-image' builds the agent image on a Debian base it makes from Debian\n"
+	"packages (mmdebstrap, no image registry needed); --from BASE builds on BASE.\n"
 	"\n"
 	"Private directories (node_modules, .venv, target, ...) live in a store outside\n"
 	"the project, kept across sessions; 'sandy clean' removes the project's store.\n"
@@ -97,6 +113,8 @@ enum {
 	OPT_NO_DETECT,
 	OPT_JSON,
 	OPT_VERSION,
+	OPT_AGENT,
+	OPT_FROM,
 };
 
 /* Handles the rule options shared by a session and `explain`: 1 when C
@@ -118,8 +136,9 @@ static int rule_option(int c, struct strv *args)
 /* Where COMMAND starts: the first "--" that is not an option's value. */
 static int find_command(int argc, char **argv)
 {
-	static const char *const takes_value[] = {"--fs",   "--runtime", "--image", "-t",
-						  "--type", "-r",	 "--rules", "-C"};
+	static const char *const takes_value[] = {"--fs",    "--runtime", "--image", "-t",
+						  "--type",  "-r",	  "--rules", "-C",
+						  "--agent", "-e",	  "--env",   "--from"};
 
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--"))
@@ -133,12 +152,33 @@ static int find_command(int argc, char **argv)
 	return argc;
 }
 
+/* --agent, else $SANDY_AGENT, else the command's name when it is an
+ * agent's, else claude. */
+static const char *pick_agent(const char *given, char **command)
+{
+	const char *env = getenv("SANDY_AGENT");
+
+	if (given)
+		return given;
+	if (env && world_agent_known(env))
+		return env;
+	if (command) {
+		const char *base = strrchr(command[0], '/');
+		base = base ? base + 1 : command[0];
+		if (world_agent_known(base))
+			return base;
+	}
+	return "claude";
+}
+
 static int cmd_run(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{"fs", required_argument, NULL, OPT_FS},
 		{"runtime", required_argument, NULL, OPT_RUNTIME},
 		{"image", required_argument, NULL, OPT_IMAGE},
+		{"agent", required_argument, NULL, OPT_AGENT},
+		{"env", required_argument, NULL, 'e'},
 		{"type", required_argument, NULL, 't'},
 		{"rules", required_argument, NULL, 'r'},
 		{"no-detect", no_argument, NULL, OPT_NO_DETECT},
@@ -155,7 +195,7 @@ static int cmd_run(int argc, char **argv)
 	int split = find_command(argc, argv), c, status;
 
 	opterr = 0;
-	while ((c = getopt_long(split, argv, ":t:r:qh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(split, argv, ":t:r:e:qh", longopts, NULL)) != -1) {
 		int r = rule_option(c, &o.rule_args);
 		if (r < 0) {
 			status = out_of_memory();
@@ -192,6 +232,27 @@ static int cmd_run(int argc, char **argv)
 		case OPT_IMAGE:
 			o.image = optarg;
 			break;
+		case OPT_AGENT:
+			if (!world_agent_known(optarg)) {
+				status = usage_error("unknown agent '%s' for --agent (claude, "
+						     "codex, gemini)",
+						     optarg);
+				goto out;
+			}
+			o.agent = optarg;
+			break;
+		case 'e':
+			if (!world_env_arg_valid(optarg)) {
+				status = usage_error("bad --env '%s': NAME or NAME=VALUE, NAME "
+						     "of letters, digits and '_'",
+						     optarg);
+				goto out;
+			}
+			if (strv_push(&o.env_args, optarg) < 0) {
+				status = out_of_memory();
+				goto out;
+			}
+			break;
 		case 'q':
 			o.quiet = true;
 			break;
@@ -221,6 +282,13 @@ static int cmd_run(int argc, char **argv)
 		}
 		o.command = argv + split + 1;
 	}
+	const char *env_agent = getenv("SANDY_AGENT");
+	if (!o.agent && env_agent && *env_agent && !world_agent_known(env_agent)) {
+		status = usage_error("unknown agent '%s' in SANDY_AGENT (claude, codex, gemini)",
+				     env_agent);
+		goto out;
+	}
+	o.agent = pick_agent(o.agent, o.command);
 	git_libgit2_init();
 	/* Only the status is read, never hooks, filters or fsmonitor: a
 	 * project that sudo's user owns is safe to read as root. */
@@ -229,6 +297,7 @@ static int cmd_run(int argc, char **argv)
 	git_libgit2_shutdown();
 out:
 	strv_free(&o.rule_args);
+	strv_free(&o.env_args);
 	return status;
 }
 
@@ -311,11 +380,12 @@ static int cmd_build_image(int argc, char **argv)
 	static const struct option longopts[] = {
 		{"image", required_argument, NULL, OPT_IMAGE},
 		{"runtime", required_argument, NULL, OPT_RUNTIME},
+		{"from", required_argument, NULL, OPT_FROM},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	const char *image = getenv("SANDY_IMAGE");
-	const char *engine = "docker";
+	const char *engine = "docker", *from = NULL;
 	int split = find_command(argc, argv), c;
 
 	if (!image || !*image)
@@ -325,6 +395,9 @@ static int cmd_build_image(int argc, char **argv)
 		switch (c) {
 		case OPT_IMAGE:
 			image = optarg;
+			break;
+		case OPT_FROM:
+			from = optarg;
 			break;
 		case OPT_RUNTIME:
 			if (strcmp(optarg, "docker") != 0 && strcmp(optarg, "podman") != 0)
@@ -342,7 +415,7 @@ static int cmd_build_image(int argc, char **argv)
 				   argv[optind]);
 	if (engine_check(engine, false) < 0)
 		return SANDY_EXIT_FAILURE;
-	return engine_build_image(engine, image, split < argc ? argv + split + 1 : NULL) < 0
+	return engine_build_image(engine, image, from, split < argc ? argv + split + 1 : NULL) < 0
 		       ? SANDY_EXIT_FAILURE
 		       : 0;
 }

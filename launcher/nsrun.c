@@ -7,178 +7,123 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <limits.h>
-#include <sched.h>
+#include <signal.h>
 #include <string.h>
-#include <sys/mount.h>
-#include <sys/statvfs.h>
+#include <sys/stat.h>
 
-/* What the child reports through the pipe when it cannot start the
- * command: which step failed and its errno. */
-struct ns_failure {
-	int step;
-	int err;
-};
-
-enum {
-	STEP_UNSHARE,
-	STEP_USERNS_MAP,
-	STEP_PROPAGATION,
-	STEP_BIND,
-	STEP_READONLY,
-	STEP_CHDIR,
-	STEP_CREDS,
-	STEP_EXEC,
-};
-
-static const char *const step_what[] = {
-	[STEP_UNSHARE] = "cannot create a mount namespace",
-	[STEP_USERNS_MAP] = "cannot map the user into its namespace",
-	[STEP_PROPAGATION] = "cannot make the namespace's mounts private",
-	[STEP_BIND] = "cannot put the sandyfs view over the project",
-	[STEP_READONLY] = "cannot make the session directory read-only",
-	[STEP_CHDIR] = "cannot enter the project",
-	[STEP_CREDS] = "cannot switch to the invoking user",
-	[STEP_EXEC] = "cannot run the command",
-};
-
-static int write_proc(const char *path, const char *text)
+/* Where the command starts: the directory sandy was started in when it is
+ * inside the project (seen through the view at the same path), else the
+ * project's root. */
+static const char *start_dir(const char *project, char *cwd, size_t size)
 {
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	size_t len = strlen(project);
 
-	if (fd < 0)
-		return -errno;
-	ssize_t n = write(fd, text, strlen(text));
-	int e = errno;
-	close(fd);
-	return n == (ssize_t)strlen(text) ? 0 : -(n < 0 ? e : EIO);
+	if (getcwd(cwd, size) && !strncmp(cwd, project, len) &&
+	    (cwd[len] == '\0' || cwd[len] == '/'))
+		return cwd;
+	return project;
 }
 
-/* A non-root user gets a mount namespace through a user namespace in
- * which it is itself (not root): it may bind mounts there and nothing
- * more. */
-static int enter_namespace(struct ns_failure *f)
+static int push3(struct strv *a, const char *op, const char *x, const char *y)
 {
-	if (geteuid() == 0) {
-		if (unshare(CLONE_NEWNS) < 0)
-			return f->step = STEP_UNSHARE, -errno;
-		return 0;
+	int r = strv_push(a, op);
+	r = strv_ok(r, strv_push(a, x));
+	return y ? strv_ok(r, strv_push(a, y)) : r;
+}
+
+static int bwrap_argv(const struct nsrun_spec *s, struct strv *a)
+{
+	char cwd[PATH_MAX];
+	struct stat st;
+	int r = strv_push(a, s->bwrap);
+
+	/* No new session would leave the terminal's TIOCSTI to the command:
+	 * it could type into the user's shell after sandy exits. */
+	r = strv_ok(r, strv_push(a, "--new-session"));
+	r = strv_ok(r, strv_push(a, "--die-with-parent"));
+	r = strv_ok(r, strv_push(a, "--unshare-pid"));
+	r = strv_ok(r, strv_push(a, "--unshare-ipc"));
+	r = strv_ok(r, strv_push(a, "--unshare-uts"));
+	r = strv_ok(r, strv_push(a, "--unshare-cgroup-try"));
+	if (geteuid() == 0)
+		r = strv_ok(r, push3(a, "--cap-drop", "ALL", NULL));
+	r = strv_ok(r, push3(a, "--ro-bind", "/", "/"));
+	r = strv_ok(r, push3(a, "--dev", "/dev", NULL));
+	r = strv_ok(r, push3(a, "--tmpfs", "/dev/shm", NULL));
+	r = strv_ok(r, push3(a, "--proc", "/proc", NULL));
+	r = strv_ok(r, push3(a, "--tmpfs", "/tmp", NULL));
+	/* /run holds the host's service sockets (docker, D-Bus, the user's
+	 * session bus and agents): a read-only mount does not stop a
+	 * connect(). Only the resolver's files come back. */
+	r = strv_ok(r, push3(a, "--tmpfs", "/run", NULL));
+	if (stat("/run/systemd/resolve", &st) == 0)
+		r = strv_ok(r,
+			    push3(a, "--ro-bind", "/run/systemd/resolve", "/run/systemd/resolve"));
+	r = strv_ok(r, push3(a, "--ro-bind", s->session_dir, s->session_dir));
+	for (size_t i = 0; r == 0 && i < s->world->n_mounts; i++) {
+		const struct world_mount *m = &s->world->mounts[i];
+		r = push3(a, m->readonly ? "--ro-bind" : "--bind", m->source, m->target);
 	}
-	uid_t uid = geteuid();
-	gid_t gid = getegid();
-	char map[64];
-	if (unshare(CLONE_NEWUSER | CLONE_NEWNS) < 0)
-		return f->step = STEP_UNSHARE, -errno;
-	f->step = STEP_USERNS_MAP;
-	snprintf(map, sizeof(map), "%u %u 1\n", (unsigned)uid, (unsigned)uid);
-	int r = write_proc("/proc/self/uid_map", map);
-	if (r == 0)
-		r = write_proc("/proc/self/setgroups", "deny\n");
-	snprintf(map, sizeof(map), "%u %u 1\n", (unsigned)gid, (unsigned)gid);
-	if (r == 0)
-		r = write_proc("/proc/self/gid_map", map);
+	r = strv_ok(r, push3(a, "--bind", s->view ? s->view : s->project, s->project));
+	r = strv_ok(r, push3(a, "--chdir", start_dir(s->project, cwd, sizeof(cwd)), NULL));
+	r = strv_ok(r, strv_push(a, "--"));
+	if (s->command) {
+		/* Through sh, so that a command that cannot run gives a shell's
+		 * 127 or 126 (bubblewrap's own exec failure is status 1). */
+		r = strv_ok(r, strv_push(a, "/bin/sh"));
+		r = strv_ok(r, strv_push(a, "-c"));
+		r = strv_ok(r, strv_push(a, "exec \"$@\""));
+		r = strv_ok(r, strv_push(a, "sandy"));
+		for (char *const *c = s->command; r == 0 && *c; c++)
+			r = strv_push(a, *c);
+	} else {
+		r = strv_ok(r, strv_push(a, s->user->shell));
+	}
 	return r;
 }
 
-static int set_mounts(const struct nsrun_spec *s, struct ns_failure *f)
+/* Through sudo, bubblewrap runs as the user, and makes its namespaces
+ * through a user namespace, like for anyone without privileges. */
+static int become_user(const struct host_user *u)
 {
-	f->step = STEP_PROPAGATION;
-	/* Slave, not private: an unmount on the host (sandy's teardown)
-	 * still reaches this namespace. */
-	if (mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) < 0)
-		return -errno;
-	if (s->view) {
-		f->step = STEP_BIND;
-		if (mount(s->view, s->project, NULL, MS_BIND | MS_REC, NULL) < 0)
-			return -errno;
-	}
-	/* The audit log and the note are the session's record: the command
-	 * may read them, not rewrite them. */
-	f->step = STEP_READONLY;
-	struct statvfs sv;
-	if (statvfs(s->session_dir, &sv) < 0 ||
-	    mount(s->session_dir, s->session_dir, NULL, MS_BIND | MS_REC, NULL) < 0)
-		return -errno;
-	/* A remount must repeat the flags the mount is locked with (in a user
-	 * namespace, dropping noexec or nosuid is refused). */
-	unsigned long flags = MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV;
-	if (sv.f_flag & ST_NOEXEC)
-		flags |= MS_NOEXEC;
-	if (sv.f_flag & ST_NOATIME)
-		flags |= MS_NOATIME;
-	if (sv.f_flag & ST_NODIRATIME)
-		flags |= MS_NODIRATIME;
-	if (sv.f_flag & ST_RELATIME)
-		flags |= MS_RELATIME;
-	if (mount(NULL, s->session_dir, NULL, flags, NULL) < 0)
-		return -errno;
-	return 0;
-}
-
-/* Re-enters the working directory through the new mounts: the old cwd
- * still points into the directory the view now covers. */
-static int enter_project(const struct nsrun_spec *s, struct ns_failure *f)
-{
-	char cwd[PATH_MAX];
-	size_t len = strlen(s->project);
-
-	f->step = STEP_CHDIR;
-	if (getcwd(cwd, sizeof(cwd)) && !strncmp(cwd, s->project, len) &&
-	    (cwd[len] == '\0' || cwd[len] == '/') && chdir(cwd) == 0)
-		return 0;
-	return chdir(s->project) < 0 ? -errno : 0;
-}
-
-static int drop_to_user(const struct host_user *u, struct ns_failure *f)
-{
-	f->step = STEP_CREDS;
 	if (!u->via_sudo)
 		return 0;
 	if ((u->name ? initgroups(u->name, u->gid) : setgroups(0, NULL)) < 0 ||
 	    setgid(u->gid) < 0 || setuid(u->uid) < 0)
 		return -errno;
-	if (u->name) {
-		setenv("USER", u->name, 1);
-		setenv("LOGNAME", u->name, 1);
-	}
-	if (u->home)
-		setenv("HOME", u->home, 1);
-	setenv("SHELL", u->shell, 1);
 	return 0;
 }
 
-static void child(const struct nsrun_spec *s, int report)
+void nsrun_interrupt(pid_t pid, int sig)
 {
-	struct ns_failure f = {0};
-	int r;
+	char path[64];
+	cleanup_free char *children = NULL;
 
-	proc_reset_signals();
-	if ((r = enter_namespace(&f)) == 0 && (r = set_mounts(s, &f)) == 0 &&
-	    (r = enter_project(s, &f)) == 0 && (r = drop_to_user(s->user, &f)) == 0) {
-		setenv("SANDY", "1", 1);
-		setenv("SANDY_SESSION", s->session_id, 1);
-		if (s->policy)
-			setenv("SANDY_POLICY", s->policy, 1);
-		if (s->audit)
-			setenv("SANDY_DENIALS", s->audit, 1);
-		f.step = STEP_EXEC;
-		if (s->command) {
-			execvp(s->command[0], s->command);
-		} else {
-			char *argv[] = {s->user->shell, NULL};
-			execv(argv[0], argv);
-		}
-		r = -errno;
-	}
-	f.err = -r;
-	if (write(report, &f, sizeof(f)) < 0)
-		_exit(SANDY_EXIT_FAILURE);
-	_exit(f.step == STEP_EXEC ? (f.err == ENOENT ? 127 : 126) : SANDY_EXIT_FAILURE);
+	/* bubblewrap's child is the sandbox's init, leader of the session and
+	 * process group that the command runs in. */
+	snprintf(path, sizeof(path), "/proc/%ld/task/%ld/children", (long)pid, (long)pid);
+	if (sandy_read_file(path, 256, &children) < 0)
+		return;
+	long init = strtol(children, NULL, 10);
+	if (init > 1)
+		kill(-(pid_t)init, sig);
 }
 
 int nsrun_start(const struct nsrun_spec *s, pid_t *pidp)
 {
+	cleanup_strv struct strv argv = {0};
 	int report[2];
 
+	if (bwrap_argv(s, &argv) < 0) {
+		sandy_error("out of memory");
+		return -ENOMEM;
+	}
+	if (getenv("SANDY_DEBUG")) {
+		fputs("sandy: running:", stderr);
+		for (size_t i = 0; i < argv.n; i++)
+			fprintf(stderr, " %s", argv.v[i]);
+		fputc('\n', stderr);
+	}
 	if (pipe2(report, O_CLOEXEC) < 0)
 		return -errno;
 	pid_t pid = fork();
@@ -190,34 +135,33 @@ int nsrun_start(const struct nsrun_spec *s, pid_t *pidp)
 		return -e;
 	}
 	if (pid == 0) {
+		int e;
 		close(report[0]);
-		child(s, report[1]);
+		proc_reset_signals();
+		/* Out of the terminal's foreground group: Ctrl-C reaches sandy,
+		 * which hands it to the command (nsrun_interrupt), not
+		 * bubblewrap, which would die of it and take the sandbox along. */
+		setpgid(0, 0);
+		if ((e = become_user(s->user)) == 0) {
+			execve(s->bwrap, argv.v, s->world->env.v);
+			e = -errno;
+		}
+		if (write(report[1], &e, sizeof(e)) < 0)
+			_exit(SANDY_EXIT_FAILURE);
+		_exit(SANDY_EXIT_FAILURE);
 	}
 	close(report[1]);
-	struct ns_failure f;
+	int e = 0;
 	ssize_t n;
-	while ((n = read(report[0], &f, sizeof(f))) < 0 && errno == EINTR)
+	while ((n = read(report[0], &e, sizeof(e))) < 0 && errno == EINTR)
 		;
 	close(report[0]);
-	if (n != (ssize_t)sizeof(f)) {
-		*pidp = pid;
-		return 0;
-	}
-	const char *cmd = s->command ? s->command[0] : s->user->shell;
-	if (f.step == STEP_EXEC) {
-		/* Like a shell: the session ran, the command's status (126 or
-		 * 127) is the result. */
-		sandy_error("cannot run '%s': %s", cmd, strerror(f.err));
+	if (n != (ssize_t)sizeof(e)) {
 		*pidp = pid;
 		return 0;
 	}
 	proc_wait(pid);
-	if (f.step == STEP_UNSHARE && f.err == EPERM && geteuid() != 0)
-		sandy_error("%s: %s; this kernel does not let users create namespaces "
-			    "(kernel.unprivileged_userns_clone); run sandy as root (sudo) or use "
-			    "a container runtime",
-			    step_what[f.step], strerror(f.err));
-	else
-		sandy_error("%s: %s", step_what[f.step], strerror(f.err));
-	return -(f.err ? f.err : EIO);
+	sandy_error("cannot run '%s' as uid %u: %s", s->bwrap, (unsigned)s->user->uid,
+		    strerror(-e));
+	return e;
 }

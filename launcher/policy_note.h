@@ -6,12 +6,17 @@
 
 #include "sandy.h"
 
+#include <stdbool.h>
+
 struct policy_note {
 	const char *sandyfs; /* NULL with --fs=bind: there is no policy */
 	const struct strv *rule_args;
 	const char *project;
 	const char *workspace; /* the project's path as the agent sees it */
 	const char *denials;   /* the audit log's path as the agent sees it */
+	const char *home;      /* the agent's home as it sees it */
+	bool shared;	       /* ~/shared is mounted */
+	bool container;	       /* a container; else the bubblewrap sandbox */
 };
 
 /* The note's text (malloc'ed). */

@@ -12,6 +12,7 @@
 #include "sandyfs.h"
 #include "session.h"
 #include "summary.h"
+#include "world.h"
 
 #include "common/mountinfo.h"
 
@@ -36,6 +37,8 @@ struct run {
 	char project[PATH_MAX];
 	const char *engine; /* "docker", "podman", or NULL: --runtime=none */
 	char *sandyfs;	    /* NULL with --fs=bind */
+	char *bwrap;	    /* --runtime=none */
+	struct world world;
 	struct host_user user;
 	struct session s;
 	bool have_session, view_shared, mounted;
@@ -90,37 +93,41 @@ static const char *signal_name(int sig)
 
 /* Chooses the runtime: the one asked for (checked later, after the cheaper
  * local checks), or the first engine that answers. */
-static void pick_runtime(struct run *r)
+static int pick_runtime(struct run *r)
 {
 	switch (r->o->runtime) {
 	case SANDY_RUNTIME_DOCKER:
 		r->engine = "docker";
-		return;
+		return 0;
 	case SANDY_RUNTIME_PODMAN:
 		r->engine = "podman";
-		return;
+		return 0;
 	case SANDY_RUNTIME_NONE:
-		return;
+		return 0;
 	case SANDY_RUNTIME_AUTO:
 		break;
 	}
 	if (engine_check("docker", true) == 0) {
 		r->engine = "docker";
-		return;
+		return 0;
 	}
 	if (engine_check("podman", true) == 0) {
 		r->engine = "podman";
-		return;
+		return 0;
 	}
-	/* Not silent: without a container the command sees the whole host,
-	 * only the project is policed. */
+	/* Never silently without a container: the user chooses. */
 	if (host_find_program("docker", NULL))
-		sandy_note("docker is installed but its daemon does not answer; running without a "
-			   "container (--runtime=none). Start the daemon, or pass --runtime=docker "
-			   "to insist");
+		sandy_error("docker is installed but its daemon does not answer; start it (e.g. "
+			    "'sudo systemctl start docker', or 'sudo dockerd &'), or run in a "
+			    "bubblewrap sandbox without a container: --runtime=none");
+	else if (host_find_program("podman", NULL))
+		sandy_error("podman does not answer; check 'podman info', or run in a bubblewrap "
+			    "sandbox without a container: --runtime=none");
 	else
-		sandy_note("no container engine found; running without a container "
-			   "(--runtime=none)");
+		sandy_error("no container engine found; install one (e.g. 'sudo apt-get install "
+			    "docker.io'), or run in a bubblewrap sandbox without a container: "
+			    "--runtime=none");
+	return -EHOSTDOWN;
 }
 
 static int resolve_project(struct run *r)
@@ -148,7 +155,12 @@ static int host_checks(struct run *r)
 	if (e == -ENOMEM)
 		sandy_error("out of memory");
 	if (e == 0)
-		pick_runtime(r);
+		e = pick_runtime(r);
+	if (e == 0 && !r->engine && !host_find_program("bwrap", &r->bwrap)) {
+		sandy_error("cannot find 'bwrap', which --runtime=none runs the command in; "
+			    "install bubblewrap (e.g. 'sudo apt-get install bubblewrap')");
+		e = -ENOENT;
+	}
 	if (e == 0 && r->o->fs == SANDY_FS_BIND && r->o->rule_args.n)
 		sandy_note("--type, --rules and --no-detect have no effect with --fs=bind (no "
 			   "policy)");
@@ -252,6 +264,9 @@ static int write_policy_note(struct run *r)
 		.project = r->project,
 		.workspace = r->engine ? "/workspace" : r->project,
 		.denials = r->engine ? "/run/sandy/denials.jsonl" : r->s.audit,
+		.home = r->engine ? "/home/sandy" : world_user_home(&r->user),
+		.shared = getenv("SANDY_SHARE_DIR") && *getenv("SANDY_SHARE_DIR"),
+		.container = r->engine != NULL,
 	};
 	int e = policy_note_text(&n, &text);
 
@@ -262,17 +277,43 @@ static int write_policy_note(struct run *r)
 	return e;
 }
 
+/* The agent's home and the rest of its world, at /home/sandy in a
+ * container; without one, at the user's own home path, which the agent's
+ * home replaces. */
+static int build_world(struct run *r)
+{
+	const char *home = r->engine ? "/home/sandy" : world_user_home(&r->user);
+
+	if (!home) {
+		sandy_error("cannot run without a container: uid %u has no home directory",
+			    (unsigned)r->user.uid);
+		return -ENOENT;
+	}
+	struct world_spec spec = {
+		.agent = r->o->agent,
+		.user = &r->user,
+		.home = home,
+		.run = r->engine ? "/run/sandy" : r->s.dir,
+		.session_dir = r->s.dir,
+		.policy = r->s.policy,
+		.session_id = r->s.id,
+		.env_args = &r->o->env_args,
+		.keep_path = !r->engine,
+		.tty = isatty(STDIN_FILENO),
+	};
+	return world_build(&spec, &r->world);
+}
+
 static int start_command(struct run *r)
 {
 	if (!r->engine) {
 		struct nsrun_spec spec = {
+			.bwrap = r->bwrap,
 			.project = r->project,
 			.view = r->mounted ? r->s.mountpoint : NULL,
 			.session_dir = r->s.dir,
-			.policy = r->s.policy,
-			.audit = r->s.audit,
-			.session_id = r->s.id,
 			.user = &r->user,
+			.world = &r->world,
 			.command = r->o->command,
 		};
 		return nsrun_start(&spec, &r->child);
@@ -289,6 +330,7 @@ static int start_command(struct run *r)
 		.uid = r->user.uid,
 		.gid = r->user.gid,
 		.tty = isatty(STDIN_FILENO),
+		.world = &r->world,
 		.command = r->o->command,
 	};
 	struct mount_entry m;
@@ -312,11 +354,12 @@ static void announce(const struct run *r)
 			   "policy (--fs=bind)",
 			   r->project, r->engine, r->o->image);
 	else if (r->sandyfs)
-		sandy_note("serving '%s' through sandyfs in a private mount namespace, without a "
+		sandy_note("serving '%s' through sandyfs in a bubblewrap sandbox, without a "
 			   "container",
 			   r->project);
 	else
-		sandy_note("running in '%s' without policy or container (--fs=bind --runtime=none)",
+		sandy_note("running in '%s' in a bubblewrap sandbox, without policy or container "
+			   "(--fs=bind --runtime=none)",
 			   r->project);
 }
 
@@ -335,6 +378,14 @@ static int setup(struct run *r)
 	if ((e = session_create(rundir, r->project, &r->s)) < 0)
 		return e;
 	r->have_session = true;
+	/* Through sudo, bubblewrap runs as the user and must reach the mount
+	 * to bind it (traverse, not list). */
+	if (!r->engine && r->user.via_sudo && chmod(r->s.view, 0711) < 0) {
+		e = -errno;
+		sandy_error("cannot open '%s' to uid %u: %s", r->s.view, (unsigned)r->user.uid,
+			    strerror(-e));
+		return e;
+	}
 	if (r->engine) {
 		r->container = sandy_asprintf("sandy-%s", r->s.id);
 		if (!r->container)
@@ -358,6 +409,8 @@ static int setup(struct run *r)
 		return e;
 	}
 	if (r->sandyfs && (e = start_mount(r)) < 0)
+		return e;
+	if ((e = build_world(r)) < 0)
 		return e;
 	if ((e = write_policy_note(r)) < 0)
 		return e;
@@ -400,11 +453,14 @@ static void on_signal(struct run *r, const struct signalfd_siginfo *si)
 
 	if (sig == SIGCHLD)
 		return;
-	/* Ctrl-C at a terminal reaches the whole foreground group, the
-	 * command included; without a container it decides for itself
-	 * (an interactive shell just drops the line). */
-	if (sig == SIGINT && !r->engine && si->ssi_code == SI_KERNEL)
+	/* Ctrl-C at a terminal: without a container the command decides for
+	 * itself (an interactive shell just drops the line). It is in a
+	 * session of its own, away from the terminal, so sandy hands it on. */
+	if (sig == SIGINT && !r->engine && si->ssi_code == SI_KERNEL) {
+		if (r->child > 0)
+			nsrun_interrupt(r->child, SIGINT);
 		return;
+	}
 	if (r->stopping)
 		return;
 	r->stopped_by = sig;
@@ -526,6 +582,8 @@ out:
 	summary_snapshot_free(r.launch);
 	host_user_free(&r.user);
 	free(r.sandyfs);
+	free(r.bwrap);
 	free(r.container);
+	world_free(&r.world);
 	return status;
 }

@@ -23,6 +23,8 @@ struct sandy_opts {
 	enum sandy_fs fs;
 	enum sandy_runtime runtime;
 	const char *image;
+	const char *agent;     /* the agent kind whose home and settings to use */
+	struct strv env_args;  /* --env NAME[=VALUE] */
 	struct strv rule_args; /* --type/--rules/--no-detect, as sandyfs takes them */
 	bool quiet;
 	const char *project; /* as given; "." by default */

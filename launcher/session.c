@@ -17,8 +17,13 @@
 /* The files a session directory may hold; removal names them one by one
  * instead of recursing. */
 static const char *const session_files[] = {
-	"lock", "project", "runtime", "container", "denials.jsonl", "POLICY.md", "sandyfs.pid",
+	"lock",	     "project",	    "runtime",	      "container",    "denials.jsonl",
+	"POLICY.md", "sandyfs.pid", "agent-settings", "agent-memory", "ssh-agent.sock",
 };
+
+/* The directories it may hold that the command can write into (the git
+ * config's), removed with what is in them. */
+static const char *const session_trees[] = {"git", "ssh"};
 
 static bool own_dir(const char *path, struct stat *st)
 {
@@ -89,6 +94,40 @@ static char *read_key(const char *dir, const char *key)
 	return text;
 }
 
+/* rm -r of DIRFD/NAME that follows no symlink and enters no other
+ * filesystem (a mount found there is left, and so is its parent). */
+static int remove_tree_at(int dirfd, const char *name, dev_t dev)
+{
+	struct stat st;
+
+	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return -errno;
+	if (!S_ISDIR(st.st_mode))
+		return unlinkat(dirfd, name, 0) < 0 ? -errno : 0;
+	if (st.st_dev != dev)
+		return -EBUSY;
+	int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	DIR *d = fdopendir(fd);
+	if (!d) {
+		close_keep_errno(fd);
+		return -errno;
+	}
+	struct dirent *de;
+	int r = 0;
+	while ((de = readdir(d)))
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..")) {
+			int e = remove_tree_at(fd, de->d_name, dev);
+			if (e < 0)
+				r = e;
+		}
+	closedir(d);
+	if (r == 0 && unlinkat(dirfd, name, AT_REMOVEDIR) < 0)
+		r = -errno;
+	return r;
+}
+
 /* Removes what session_create made, file by file. rmdir() fails on a
  * directory that still holds anything (or a mount), which is the point. */
 static int remove_session_dir(const char *dir)
@@ -102,6 +141,14 @@ static int remove_session_dir(const char *dir)
 		snprintf(path, sizeof(path), "%s/%s", dir, session_files[i]);
 		if (unlink(path) < 0 && errno != ENOENT)
 			r = -errno;
+	}
+	cleanup_fd int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	struct stat st;
+	for (size_t i = 0; dfd >= 0 && i < ARRAY_SIZE(session_trees); i++) {
+		int e = fstat(dfd, &st) < 0 ? -errno
+					    : remove_tree_at(dfd, session_trees[i], st.st_dev);
+		if (e < 0 && e != -ENOENT)
+			r = e;
 	}
 	snprintf(path, sizeof(path), "%s/view/workspace", dir);
 	if (rmdir(path) < 0 && errno != ENOENT)

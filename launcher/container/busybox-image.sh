@@ -4,10 +4,13 @@
 # registry. (The real agent image comes from the Dockerfile beside this
 # script, through `sandy build-image`.) Does nothing when the image exists.
 #
-# usage: launcher/container/busybox-image.sh [TAG]     (default: sandy-busybox:latest)
+# usage: launcher/container/busybox-image.sh [TAG] [PROGRAM...]
 #        ENGINE=podman launcher/container/busybox-image.sh ...
+# TAG defaults to sandy-busybox:latest. Each PROGRAM (for example git,
+# ssh-add) is copied from the host with the shared libraries it loads.
 set -eu
 tag=${1:-sandy-busybox:latest}
+[ $# -gt 0 ] && shift
 engine=${ENGINE:-docker}
 bb=/bin/busybox
 
@@ -24,6 +27,20 @@ chmod 1777 "$root/tmp"
 cp $bb "$root/bin/busybox"
 for applet in $("$root/bin/busybox" --list); do
 	[ "$applet" = busybox ] || ln -s busybox "$root/bin/$applet"
+done
+for prog in "$@"; do
+	path=$(command -v "$prog") || {
+		echo "busybox-image.sh: '$prog' is not installed here" >&2
+		exit 1
+	}
+	path=$(readlink -f "$path")
+	mkdir -p "$root$(dirname "$path")"
+	cp "$path" "$root$path"
+	ln -sf "$path" "$root/bin/$prog"
+	for lib in $(ldd "$path" | grep -o '/[^ ]*'); do
+		mkdir -p "$root$(dirname "$lib")"
+		cp -L "$lib" "$root$lib"
+	done
 done
 echo 'root:x:0:0:root:/root:/bin/sh' >"$root/etc/passwd"
 echo 'root:x:0:' >"$root/etc/group"

@@ -115,7 +115,7 @@ check "no container is left" no_container "$proj"
 # Through sudo: the container runs as the user sudo acted for.
 ensure_test_user
 tuid=$(id -u "$TEST_USER") tgid=$(id -g "$TEST_USER")
-out=$(SUDO_UID=$tuid SUDO_GID=$tgid SUDO_USER=$TEST_USER "$SANDY" -q "$proj" -- \
+out=$(SUDO_UID=$tuid SUDO_GID=$tgid SUDO_USER=$TEST_USER SANDY_DATA_DIR=$base/sudo-data "$SANDY" -q "$proj" -- \
 	sh -c 'echo "uid=$(id -u) gid=$(id -g)"; grep ^CapEff /proc/self/status' </dev/null 2>&1)
 check_eq "run through sudo, the container runs as the invoking user" "uid=$tuid gid=$tgid" \
 	"$(grep '^uid=' <<<"$out")"

@@ -12,7 +12,7 @@
 source "$SANDY_SRC/tests/lib.sh"
 
 SANDY=${SANDY:-$SANDY_BUILD/launcher/sandy}
-TEST_IMAGE=sandy-test-busybox:1
+TEST_IMAGE=sandy-test-busybox:2
 export SANDY_IMAGE=$TEST_IMAGE
 # The tests run as root; a sudo in the caller's past must not make sandy act
 # for another user (the cases that want that set these themselves).
@@ -27,6 +27,11 @@ _sandy_run=$(mktemp -d /run/sandy-test.XXXXXX) || exit 1
 chmod 0755 "$_sandy_run"
 export XDG_RUNTIME_DIR=$_sandy_run
 RUNDIR=$_sandy_run/sandy
+# The host user's home as sandy sees it (its agent configuration, git
+# config, ~/specs) and the agents' homes: the test's own, never root's.
+export HOME=$_sandy_run/home SANDY_DATA_DIR=$_sandy_run/data
+mkdir -p "$HOME" "$SANDY_DATA_DIR"
+unset SANDY_SHARE_DIR SANDY_SSH_KEY SSH_AUTH_SOCK GIT_CONFIG_GLOBAL XDG_CONFIG_HOME XDG_DATA_HOME SANDY_AGENT
 at_exit "awk -v d='$_sandy_run/' 'index(\$5, d) == 1 { print \$5 }' /proc/self/mountinfo | tac |
 	while read -r m; do umount -l \"\$m\"; done; rm -rf --one-file-system '$_sandy_run'"
 
@@ -59,7 +64,7 @@ ensure_docker() {
 
 # ensure_test_image: the busybox image the tests run (idempotent).
 ensure_test_image() {
-	"$SANDY_SRC/launcher/container/busybox-image.sh" "$TEST_IMAGE" 2>&1 | sed 's/^/# /'
+	"$SANDY_SRC/launcher/container/busybox-image.sh" "$TEST_IMAGE" git ssh-add 2>&1 | sed 's/^/# /'
 	docker image inspect "$TEST_IMAGE" >/dev/null 2>&1
 }
 

@@ -82,8 +82,10 @@ finish "Ctrl-C" 130 "received SIGINT"
 
 # Ctrl-C at a terminal: with a container it reaches the command through the
 # container's TTY (the command decides; here it exits 3); without one, the
-# command gets it from the terminal and sandy leaves the decision to it (an
-# interactive shell just drops the line). script(1) provides the terminal.
+# command runs in a session of its own, away from the terminal (so that it
+# cannot type into it), and sandy hands the SIGINT on, leaving the decision
+# to it (an interactive shell just drops the line). script(1) provides the
+# terminal.
 # The command is exec'd, so no shell of script's ($SHELL, dash on a bare
 # machine) sits in the foreground group to die of the SIGINT itself; script -e
 # hands back the command's status.

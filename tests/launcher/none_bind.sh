@@ -108,7 +108,7 @@ tuid=$(id -u "$TEST_USER") tgid=$(id -g "$TEST_USER")
 proj=$base/sudo
 make_repo "$proj" && chown -R "$TEST_USER:" "$proj" || exit 1
 clean_leftovers "$proj"
-out=$(cd "$proj" && SUDO_UID=$tuid SUDO_GID=$tgid SUDO_USER=$TEST_USER \
+out=$(cd "$proj" && SUDO_UID=$tuid SUDO_GID=$tgid SUDO_USER=$TEST_USER SANDY_DATA_DIR=$base/sudo-data \
 	"$SANDY" -q --runtime=none --rules "$rules" -- sh -c '
 	echo "uid=$(id -u) gid=$(id -g)"
 	echo mine >notes.txt && echo "notes.txt written"' </dev/null 2>&1)
@@ -121,7 +121,7 @@ check "sudo: nothing left mounted" no_sandy_mounts "$proj"
 # --- as an unprivileged user (a user namespace makes the mount namespace)
 proj=$base/user
 make_repo "$proj" && chown -R "$TEST_USER:" "$proj" || exit 1
-out=$(cd "$proj" && runuser -u "$TEST_USER" -- env SANDYFS="$SANDYFS" XDG_RUNTIME_DIR= \
+out=$(cd "$proj" && runuser -u "$TEST_USER" -- env SANDYFS="$SANDYFS" XDG_RUNTIME_DIR= SANDY_DATA_DIR= \
 	"$SANDY" --runtime=none --rules "$rules" -- sh -c '
 	echo "uid=$(id -u)"
 	echo mine >notes.txt && echo "notes.txt written"

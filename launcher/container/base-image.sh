@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Makes the agent image's base, a Debian 12 root filesystem with the tools
+# the agent uses, from Debian packages alone with mmdebstrap (the machine's
+# apt sources, no image registry), and imports it. Does nothing when the
+# image exists. The tag carries a hash of this script, so a changed package
+# list makes a new base.
+#
+# usage: launcher/container/base-image.sh [REPOSITORY]   (prints the tag it made)
+#        ENGINE=podman launcher/container/base-image.sh ...
+set -eu
+repo=${1:-sandy-base}
+engine=${ENGINE:-docker}
+suite=bookworm
+packages=ca-certificates,git,gh,curl,less,procps,ripgrep,openssh-client,nodejs,npm,passwd
+tag=$repo:$(sha256sum "$0" | cut -c1-12)
+
+if "$engine" image inspect "$tag" >/dev/null 2>&1; then
+	echo "$tag"
+	exit 0
+fi
+if ! command -v mmdebstrap >/dev/null; then
+	echo "base-image.sh: mmdebstrap is needed: install it (apt-get install mmdebstrap)" >&2
+	exit 1
+fi
+# The machine's own apt sources, so that a mirror or proxy it is set up
+# for is used here too.
+sources=()
+for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list /etc/apt/sources.list.d/*.sources; do
+	[ -s "$f" ] && grep -q "$suite" "$f" && sources+=("$f")
+done
+[ ${#sources[@]} -gt 0 ] || sources=(http://deb.debian.org/debian)
+echo "base-image.sh: building $tag from Debian packages (${sources[*]})" >&2
+mmdebstrap --quiet --variant=apt --include="$packages" \
+	--customize-hook='rm -rf "$1"/var/lib/apt/lists/* "$1"/var/cache/apt/*.bin' \
+	"$suite" - "${sources[@]}" |
+	"$engine" import --change 'CMD ["/bin/bash"]' - "$tag" >/dev/null
+echo "$tag"

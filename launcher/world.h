@@ -1,0 +1,67 @@
+/* world.h - the agent's world around the project: its persistent home, its
+ * settings and memory file (generated, read-only), the host's agent
+ * configuration shown read-only, its environment, a throwaway copy of the
+ * user's git identity, SSH and the shared folders. Built once per session
+ * as a list of mounts and variables, which each runtime (engine.c for a
+ * container, nsrun.c for bubblewrap) turns into its own command line: the
+ * decisions live here, the syntax there. */
+#ifndef SANDY_WORLD_H
+#define SANDY_WORLD_H
+
+#include "host.h"
+#include "sandy.h"
+
+#include <stdbool.h>
+
+/* The agents sandy knows how to house; names as `--agent` takes them. */
+const char *const *world_agent_names(void);
+bool world_agent_known(const char *name);
+
+struct world_mount {
+	char *source; /* on the host */
+	char *target; /* inside */
+	bool readonly;
+};
+
+struct world {
+	struct world_mount *mounts; /* in order: later ones go over earlier */
+	size_t n_mounts;
+	struct strv env; /* NAME=VALUE, the command's whole environment */
+	char *home;	 /* $HOME inside */
+};
+
+struct world_spec {
+	const char *agent; /* an agent name */
+	const struct host_user *user;
+	const char *home;	 /* $HOME inside */
+	const char *run;	 /* where the session's files are seen inside */
+	const char *session_dir; /* the session directory (host) */
+	const char *policy;	 /* the policy note (host path) */
+	const char *session_id;
+	const struct strv *env_args; /* --env NAME[=VALUE] as given */
+	bool keep_path;		     /* pass the host's PATH (runtime none) */
+	bool tty;
+};
+
+/* Builds the world: makes the agent's home when missing (copying the
+ * host's credentials into it once), writes the generated settings, memory
+ * file and git config into the session directory, checks SSH. Messages are
+ * printed; -errno on failure (a malformed host settings file, an unusable
+ * SANDY_SSH_KEY, ...), with nothing started. */
+int world_build(const struct world_spec *spec, struct world *out);
+void world_free(struct world *w);
+
+/* The agent homes' directory: ${SANDY_DATA_DIR:-${XDG_DATA_HOME:-~/.local/share}/sandy}/home,
+ * for USER (sudo's user: its own home, never root's environment). */
+int world_homes_dir(const struct host_user *user, char **out);
+
+/* The user's home on the host: $HOME when it is a directory of the user's,
+ * else the passwd entry's (sudo's user: sudo replaced the environment);
+ * NULL when there is none. */
+const char *world_user_home(const struct host_user *u);
+
+/* Validates one --env argument: NAME or NAME=VALUE with NAME a shell
+ * variable name. */
+bool world_env_arg_valid(const char *arg);
+
+#endif
