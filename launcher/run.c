@@ -430,7 +430,9 @@ static void stop_command(struct run *r, int sig)
 		engine_stop(r->engine, r->container, STOP_GRACE);
 		deadline_in(&r->kill_at, CLIENT_GRACE);
 	} else {
-		kill(r->child, sig);
+		/* To the command, which may end cleanly; bubblewrap itself would
+		 * die at once and take the sandbox along. */
+		nsrun_interrupt(r->child, sig);
 		deadline_in(&r->kill_at, STOP_GRACE);
 	}
 }

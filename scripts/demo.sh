@@ -3,9 +3,11 @@
 # sandy and sandyfs, and runs a command inside `sandy` on a copy of
 # demo/project: one write the rules allow, three they refuse, and sandy's
 # session summary. With a docker daemon answering, the command runs in a
-# hardened container (a busybox image made locally with `docker import`);
-# without one, in a private mount namespace (--runtime=none). The copy lives
-# in a temporary directory; the repository is never touched.
+# hardened container of the agent image (`sandy build-image`, from Debian
+# packages and npm; a busybox image made locally when that cannot be
+# built); without one, in a bubblewrap sandbox (--runtime=none). The copy
+# lives in a temporary directory; the repository is never touched, and the
+# agent's home and ~/specs are kept apart in it too.
 set -eu
 cd "$(dirname "$0")/.."
 scripts/deps.sh
@@ -27,8 +29,22 @@ step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 step "what the policy says about a few names (sandyfs explain)"
 "$sandyfs" explain "$project" src/hello.c .envrc .vscode/tasks.json .git/config
 
-if docker info >/dev/null 2>&1 && launcher/container/busybox-image.sh sandy-demo:busybox >/dev/null; then
-	runtime=(--runtime=docker --image sandy-demo:busybox)
+# The demo's agent world (home, ~/specs) stays in the temporary directory.
+export SANDY_DATA_DIR="$work/data" HOME="$work/home"
+mkdir -p "$HOME"
+if docker info >/dev/null 2>&1; then
+	step "the agent image (sandy build-image; cached after the first time)"
+	if "$sandy" build-image; then
+		runtime=(--runtime=docker)
+		step "the agent's CLI in the image"
+		"$sandy" -q "$project" -- claude --version </dev/null || true
+	elif launcher/container/busybox-image.sh sandy-demo:busybox >/dev/null; then
+		echo "demo: the agent image could not be built (is the network reachable?);" \
+			"using a local busybox image"
+		runtime=(--runtime=docker --image sandy-demo:busybox)
+	else
+		runtime=(--runtime=none)
+	fi
 else
 	runtime=(--runtime=none)
 fi
