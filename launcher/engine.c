@@ -6,6 +6,7 @@
 #include "config.h"
 
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 
 /* The first line of S (for quoting a tool's error message), trimmed,
@@ -140,6 +141,18 @@ static int run_argv(const struct container_spec *c, struct strv *argv)
 	r = strv_ok(r, strv_pushf(argv, "--memory-swap=%llu", c->limits.memory));
 	r = strv_ok(r, strv_pushf(argv, "--cpus=%u", c->limits.cpus));
 	r = strv_ok(r, strv_pushf(argv, "--pids-limit=%u", c->limits.pids));
+	/* podman asks for file and process limits of its own (2^20 files),
+	 * which a host with lower hard limits refuses to grant: the user's
+	 * file limit instead, and the process limit the pids cap already
+	 * sets. */
+	struct rlimit nofile;
+	if (podman && getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_max != RLIM_INFINITY)
+		r = strv_ok(r, strv_pushf(argv, "--ulimit=nofile=%llu:%llu",
+					  (unsigned long long)nofile.rlim_cur,
+					  (unsigned long long)nofile.rlim_max));
+	if (podman)
+		r = strv_ok(r, strv_pushf(argv, "--ulimit=nproc=%u:%u", c->limits.pids,
+					  c->limits.pids));
 	r = strv_ok(r, strv_push(argv, "--tmpfs=/tmp:rw,nosuid,nodev,exec,mode=1777"));
 	/* Names only: the values reach the client through its environment
 	 * (engine_run), so that keys never show in a process listing. */

@@ -93,7 +93,10 @@ check "daemon down: says the daemon does not answer and what to do" \
 	grep -q "cannot reach the docker daemon: .*; start it" "$base/err"
 check "daemon down: nothing mounted" no_sandy_mounts "$proj"
 check "daemon down: no session directory" no_session_dir "$proj"
-DOCKER_HOST=unix:///nonexistent/docker.sock "$SANDY" "$proj" -- /bin/sh -c "echo ran >'$base/ran'" \
+# (docker alone in PATH: podman would answer.)
+mkdir -p "$base/only-docker" && ln -sf "$(command -v docker)" "$base/only-docker/docker"
+DOCKER_HOST=unix:///nonexistent/docker.sock PATH=$base/only-docker \
+	"$SANDY" "$proj" -- /bin/sh -c "echo ran >'$base/ran'" \
 	</dev/null >"$base/out" 2>"$base/err"
 check_eq "daemon down, no --runtime: exit status 125, no fallback" 125 "$?"
 check "daemon down, no --runtime: says how to start it, or to ask for --runtime=none" \
