@@ -22,6 +22,9 @@ fi
 root=$(mktemp -d)
 trap 'rm -rf "$root"' EXIT
 mkdir -p "$root"/{bin,etc,tmp,workspace,run,proc,sys,dev,home}
+# mktemp made it 0700: the image's / would be closed to a container user
+# that is not root.
+chmod 0755 "$root"
 # Like any distribution's /tmp: the container user is not root.
 chmod 1777 "$root/tmp"
 cp $bb "$root/bin/busybox"
