@@ -21,7 +21,7 @@ if ! [ -x $bb ] || ! LC_ALL=C ldd $bb 2>&1 | grep -q 'not a dynamic'; then
 fi
 root=$(mktemp -d)
 trap 'rm -rf "$root"' EXIT
-mkdir -p "$root"/{bin,etc,tmp,workspace,run,proc,sys,dev,home}
+mkdir -p "$root"/{bin,etc,tmp,workspace,run,proc,sys,dev,home/sandy}
 # mktemp made it 0700: the image's / would be closed to a container user
 # that is not root.
 chmod 0755 "$root"

@@ -12,7 +12,7 @@
 source "$SANDY_SRC/tests/lib.sh"
 
 SANDY=${SANDY:-$SANDY_BUILD/launcher/sandy}
-TEST_IMAGE=sandy-test-busybox:2
+TEST_IMAGE=sandy-test-busybox:3
 export SANDY_IMAGE=$TEST_IMAGE
 # The tests run as root; a sudo in the caller's past must not make sandy act
 # for another user (the cases that want that set these themselves).

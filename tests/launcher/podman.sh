@@ -8,7 +8,7 @@
 source "$SANDY_SRC/tests/launcher/helpers.bash"
 
 if command -v podman >/dev/null && ENGINE=podman \
-	"$SANDY_SRC/launcher/container/busybox-image.sh" "$TEST_IMAGE" git ssh-add >/dev/null &&
+	"$SANDY_SRC/launcher/container/busybox-image.sh" "$TEST_IMAGE" git ssh-add >/dev/null 2>&1 &&
 	podman image inspect "$TEST_IMAGE" >/dev/null 2>&1; then
 	ok "podman answers and the test image '$TEST_IMAGE' is present"
 else
