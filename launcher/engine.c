@@ -154,11 +154,22 @@ static int run_argv(const struct container_spec *c, struct strv *argv)
 		r = strv_ok(r, strv_pushf(argv, "--ulimit=nproc=%u:%u", c->limits.pids,
 					  c->limits.pids));
 	r = strv_ok(r, strv_push(argv, "--tmpfs=/tmp:rw,nosuid,nodev,exec,mode=1777"));
-	/* Names only: the values reach the client through its environment
-	 * (engine_run), so that keys never show in a process listing. */
-	for (size_t i = 0; r == 0 && i < c->world->env.n; i++)
-		r = strv_pushf(argv, "--env=%.*s", (int)strcspn(c->world->env.v[i], "="),
-			       c->world->env.v[i]);
+	/* A value the client has in its own environment (an API key) goes by
+	 * name only, so that it never shows in a process listing; sandy's own
+	 * values (HOME, SANDY_*) go on the command line, so that the client's
+	 * environment, which it reads itself, stays as it was. */
+	for (size_t i = 0; r == 0 && i < c->world->env.n; i++) {
+		const char *e = c->world->env.v[i];
+		int n = (int)strcspn(e, "=");
+		cleanup_free char *name = strndup(e, (size_t)n);
+		const char *here = name ? getenv(name) : NULL;
+		if (!name)
+			r = -ENOMEM;
+		else if (here && !strcmp(here, e + n + 1))
+			r = strv_pushf(argv, "--env=%s", name);
+		else
+			r = strv_pushf(argv, "--env=%s", e);
+	}
 	if (r < 0)
 		return r;
 	r = push_bind(argv, c->workspace, "/workspace",
@@ -193,7 +204,7 @@ int engine_run(const struct container_spec *spec, pid_t *client)
 	}
 	/* If sandy is killed outright, the client's SIGTERM is forwarded to
 	 * the container (sig-proxy), which then ends and is removed. */
-	return proc_spawn_env(argv.v, PROC_PDEATHSIG, spec->world->env.v, client);
+	return proc_spawn(argv.v, PROC_PDEATHSIG, client);
 }
 
 void engine_stop(const char *engine, const char *name, int seconds)

@@ -50,8 +50,7 @@ static void child_redirect(int fd, int target)
 
 /* Forks and execs ARGV. OUTFD/ERRFD (-1: by FLAGS) become stdout/stderr.
  * Exec failures come back through a close-on-exec pipe as an errno. */
-static int spawn(char *const argv[], unsigned flags, int outfd, int errfd, char *const *env,
-		 pid_t *pidp)
+static int spawn(char *const argv[], unsigned flags, int outfd, int errfd, pid_t *pidp)
 {
 	int report[2];
 
@@ -86,8 +85,6 @@ static int spawn(char *const argv[], unsigned flags, int outfd, int errfd, char 
 			close(null);
 		child_redirect(outfd, 1);
 		child_redirect(errfd, 2);
-		for (; env && *env; env++)
-			putenv(*env);
 		execvp(argv[0], argv);
 		int e = errno;
 		if (write(report[1], &e, sizeof(e)) < 0)
@@ -110,12 +107,7 @@ static int spawn(char *const argv[], unsigned flags, int outfd, int errfd, char 
 
 int proc_spawn(char *const argv[], unsigned flags, pid_t *pid)
 {
-	return spawn(argv, flags & ~(PROC_OUT_CAPTURE | PROC_ERR_CAPTURE), -1, -1, NULL, pid);
-}
-
-int proc_spawn_env(char *const argv[], unsigned flags, char *const *env, pid_t *pid)
-{
-	return spawn(argv, flags & ~(PROC_OUT_CAPTURE | PROC_ERR_CAPTURE), -1, -1, env, pid);
+	return spawn(argv, flags & ~(PROC_OUT_CAPTURE | PROC_ERR_CAPTURE), -1, -1, pid);
 }
 
 struct sink {
@@ -199,7 +191,7 @@ int proc_run(char *const argv[], unsigned flags, char **out, char **errout)
 		child_fds[i] = p[1];
 	}
 	/* The child's ends are close-on-exec; dup2 in the child clears that. */
-	r = spawn(argv, flags, child_fds[0], child_fds[1], NULL, &pid);
+	r = spawn(argv, flags, child_fds[0], child_fds[1], &pid);
 	for (int i = 0; i < 2; i++)
 		if (child_fds[i] >= 0)
 			close(child_fds[i]);

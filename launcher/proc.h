@@ -21,9 +21,6 @@ enum {
  * could not be started (exec failures are reported here, not as status
  * 127). Capture flags are not allowed here. */
 int proc_spawn(char *const argv[], unsigned flags, pid_t *pid);
-/* The same with ENV (NAME=VALUE, NULL-terminated) added to the child's
- * environment. */
-int proc_spawn_env(char *const argv[], unsigned flags, char *const *env, pid_t *pid);
 
 /* Runs ARGV to completion. Returns its status as a shell reports it
  * (0-255, 128+N for signal N) or -errno when it could not be started.

@@ -295,7 +295,6 @@ static int build_world(struct run *r)
 		.home = home,
 		.run = r->engine ? "/run/sandy" : r->s.dir,
 		.session_dir = r->s.dir,
-		.policy = r->s.policy,
 		.session_id = r->s.id,
 		.env_args = &r->o->env_args,
 		.keep_path = !r->engine,

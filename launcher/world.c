@@ -337,10 +337,7 @@ static int codex_sandbox_off(const char *text, const char *path, char **out)
 	return 0;
 }
 
-/* One mount, with the host path that must exist as its target when the
- * target lies in a directory sandy keeps on the host (the agent's home;
- * the session directory without a container), so that no runtime creates
- * it there as root. */
+/* What world_build works with. */
 struct build {
 	const struct world_spec *spec;
 	const struct agent_kind *agent;
@@ -349,6 +346,10 @@ struct build {
 	struct world *w;
 };
 
+/* Adds a mount of SOURCE at the target FMT names, and makes that target
+ * when it lies in a directory sandy keeps on the host (the agent's home;
+ * the session directory without a container), so that no runtime creates
+ * it there as root. */
 static int add_mount(struct build *b, const char *source, bool readonly, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 

@@ -36,7 +36,6 @@ struct world_spec {
 	const char *home;	 /* $HOME inside */
 	const char *run;	 /* where the session's files are seen inside */
 	const char *session_dir; /* the session directory (host) */
-	const char *policy;	 /* the policy note (host path) */
 	const char *session_id;
 	const struct strv *env_args; /* --env NAME[=VALUE] as given */
 	bool keep_path;		     /* pass the host's PATH (runtime none) */

@@ -157,6 +157,15 @@ out=$(SANDY_SSH_KEY=$base/deploy_key "$SANDY" -q "$proj" -- sh -c '
 check_fails "a key named deploy_key gives no warning" grep -q 'personal key' "$base/err"
 check_eq "the key inside is mode 0400, the agent user's" "400 $(id -u)" "$(sed -n 1p <<<"$out")"
 check "git's ssh uses the key" grep -q -- "-i /run/sandy/ssh/deploy_key" <<<"$out"
+# Through sudo the key is the user's, not root's.
+ensure_test_user
+tuid=$(id -u "$TEST_USER")
+out=$(SUDO_UID=$tuid SUDO_GID=$(id -g "$TEST_USER") SUDO_USER=$TEST_USER \
+	SANDY_DATA_DIR=$base/sudo-data SANDY_SSH_KEY=$base/deploy_key "$SANDY" -q "$proj" -- \
+	sh -c 'stat -c "%a %u" "$SANDY_SSH_KEY"; head -c 10 "$SANDY_SSH_KEY" >/dev/null && echo readable' \
+	</dev/null 2>"$base/err")
+check_eq "through sudo, the key inside is mode 0400, the user's" "400 $tuid" "$(sed -n 1p <<<"$out")"
+check "through sudo, the agent can read its key" grep -qx readable <<<"$out"
 SANDY_SSH_KEY=$base/no-such-key "$SANDY" -q "$proj" -- sh -c 'echo started' </dev/null \
 	>"$base/out" 2>"$base/err"
 check_eq "a missing SANDY_SSH_KEY: sandy fails with 125" 125 "$?"
