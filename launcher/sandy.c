@@ -75,11 +75,8 @@ int sandy_read_file(const char *path, size_t max, char **out)
 	return 0;
 }
 
-int sandy_write_file(const char *path, const char *data, size_t len, int mode)
+int sandy_write_all(int fd, const char *data, size_t len)
 {
-	cleanup_fd int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, mode);
-	if (fd < 0)
-		return -errno;
 	while (len > 0) {
 		ssize_t n = write(fd, data, len);
 		if (n < 0 && errno == EINTR)
@@ -89,6 +86,17 @@ int sandy_write_file(const char *path, const char *data, size_t len, int mode)
 		data += n;
 		len -= (size_t)n;
 	}
+	return 0;
+}
+
+int sandy_write_file(const char *path, const char *data, size_t len, int mode)
+{
+	cleanup_fd int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, mode);
+	if (fd < 0)
+		return -errno;
+	int r = sandy_write_all(fd, data, len);
+	if (r < 0)
+		return r;
 	/* open() applied the umask; the caller asked for MODE. */
 	if (fchmod(fd, (mode_t)mode) < 0)
 		return -errno;

@@ -29,6 +29,8 @@ char *sandy_asprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)))
 /* Reads a whole small file (at most MAX bytes) into a NUL-terminated
  * malloc'ed buffer. */
 int sandy_read_file(const char *path, size_t max, char **out);
+/* Writes all of DATA to FD, retrying short writes and EINTR. */
+int sandy_write_all(int fd, const char *data, size_t len);
 /* Creates or replaces PATH with DATA, mode MODE. */
 int sandy_write_file(const char *path, const char *data, size_t len, int mode);
 

@@ -253,15 +253,9 @@ static int write_user_file(int dirfd, const char *name, const char *data, size_t
 		openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
 	if (fd < 0)
 		return -errno;
-	while (len > 0) {
-		ssize_t n = write(fd, data, len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		data += n;
-		len -= (size_t)n;
-	}
+	int r = sandy_write_all(fd, data, len);
+	if (r < 0)
+		return r;
 	if (fchmod(fd, mode) < 0)
 		return -errno;
 	if (geteuid() == 0 && u->uid != 0 && fchown(fd, u->uid, u->gid) < 0)

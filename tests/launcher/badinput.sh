@@ -7,10 +7,7 @@
 source "$SANDY_SRC/tests/launcher/helpers.bash"
 require_docker
 
-base=$(scratch)
-proj=$base/proj
-make_repo "$proj" || exit 1
-clean_leftovers "$proj"
+new_project
 
 # fails NAME MESSAGE ARGS...: sandy ARGS fails with 125, prints MESSAGE
 # (a fixed string) on stderr, and leaves nothing behind.

@@ -7,11 +7,7 @@
 source "$SANDY_SRC/tests/launcher/helpers.bash"
 require_docker
 
-base=$(scratch)
-proj=$base/proj
-rules=$base/rules.json
-make_repo "$proj" && write_test_rules "$rules" || exit 1
-clean_leftovers "$proj"
+new_project
 gitconfig_before=$(sha256sum <"$proj/.git/config")
 
 # --- an allowed write, .envrc and .git/config refused, the summary

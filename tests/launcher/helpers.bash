@@ -100,6 +100,15 @@ make_repo() {
 		git -C "$d" -c user.name=t -c user.email=t@example.invalid commit -qm init
 }
 
+# new_project: sets BASE (a scratch directory), PROJ (BASE/proj, a committed
+# git repository) and RULES (BASE/rules.json, the test rules), and removes
+# the containers a failed case leaves for PROJ at exit.
+new_project() {
+	base=$(scratch) && proj=$base/proj && rules=$base/rules.json &&
+		make_repo "$proj" && write_test_rules "$rules" || exit 1
+	clean_leftovers "$proj"
+}
+
 # session_dirs PROJECT: the session directories of sandy's serving PROJECT.
 session_dirs() {
 	local d p

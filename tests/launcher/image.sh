@@ -7,10 +7,7 @@
 source "$SANDY_SRC/tests/launcher/helpers.bash"
 require_docker
 
-base=$(scratch)
-proj=$base/proj
-make_repo "$proj" || exit 1
-clean_leftovers "$proj"
+new_project
 image=sandy-agent:latest
 
 SANDY_IMAGE= "$SANDY" build-image >"$base/build.log" 2>&1

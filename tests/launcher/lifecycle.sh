@@ -8,10 +8,7 @@
 source "$SANDY_SRC/tests/launcher/helpers.bash"
 require_docker
 
-base=$(scratch)
-proj=$base/proj
-make_repo "$proj" || exit 1
-clean_leftovers "$proj"
+new_project
 
 # start_session ARGS...: sandy in the background (its own process group,
 # like a shell job) with a command that says it started, then sleeps.

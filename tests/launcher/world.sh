@@ -9,11 +9,7 @@
 source "$SANDY_SRC/tests/launcher/helpers.bash"
 require_docker
 
-base=$(scratch)
-proj=$base/proj
-rules=$base/rules.json
-make_repo "$proj" && write_test_rules "$rules" || exit 1
-clean_leftovers "$proj"
+new_project
 
 # The host user's agent configuration and git identity.
 mkdir -p "$HOME/.claude/commands" "$HOME/.claude/agents"
