@@ -146,6 +146,22 @@ static int resolve_project(struct run *r)
 	return 0;
 }
 
+/* Rootless podman keeps one mount namespace for all its containers, made
+ * at its first run; a mount made later on the host (sandyfs's) reaches it
+ * only when / is a shared mount, as on systemd hosts. Without that, the
+ * agent would see the empty directory under the mount. */
+static int check_rootless_podman(void)
+{
+	struct mount_entry root;
+
+	if (mount_lookup("/", &root) > 0 && root.shared)
+		return 0;
+	sandy_error("rootless podman cannot see the sandyfs mount on this host, whose / is not a "
+		    "shared mount; make it one ('sudo mount --make-rshared /'), or use docker, "
+		    "or --runtime=none");
+	return -EXDEV;
+}
+
 static int host_checks(struct run *r)
 {
 	int e = resolve_project(r);
@@ -175,6 +191,8 @@ static int host_checks(struct run *r)
 	}
 	if (e == 0 && r->engine && r->o->runtime != SANDY_RUNTIME_AUTO)
 		e = engine_check(r->engine, false);
+	if (e == 0 && r->engine && !strcmp(r->engine, "podman") && geteuid() != 0 && r->sandyfs)
+		e = check_rootless_podman();
 	if (e == 0 && r->engine)
 		e = engine_image_check(r->engine, r->o->image);
 	return e;
@@ -235,6 +253,8 @@ static int start_mount(struct run *r)
 		r->view_shared = e2 == 0;
 	}
 	bool other = r->engine || r->user.via_sudo;
+	/* The directory under the mount, kept to close it once covered. */
+	cleanup_fd int under = open(r->s.mountpoint, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	e2 = sandyfs_mount(r->sandyfs, &r->o->rule_args, other, r->s.audit, r->s.pidfile,
 			   r->project, r->s.mountpoint);
 	if (e2 < 0) {
@@ -242,6 +262,13 @@ static int start_mount(struct run *r)
 		return e2;
 	}
 	r->mounted = true;
+	/* A runtime whose mount namespace does not receive the mount (rootless
+	 * podman on a host whose / is not shared) would show the agent this
+	 * bare directory: with no permission bits, it cannot work in it
+	 * unnoticed. (fusermount3 wants write access to it until it mounts.) */
+	if (under < 0 || fchmod(under, 0) < 0)
+		sandy_note("cannot close the directory under the mount '%s': %s", r->s.mountpoint,
+			   strerror(errno));
 	e2 = sandyfs_watch(r->s.pidfile, &r->daemon);
 	if (e2 < 0) {
 		sandy_error("cannot watch the sandyfs daemon (pid file '%s'): %s", r->s.pidfile,

@@ -65,6 +65,19 @@ finish "docker kill" 137 "killed by SIGKILL"
 
 # --- signals to sandy
 start_session
+# The directory under the mount, seen through a bind of its parent that
+# does not carry the mount along, has no permission bits: a runtime that
+# missed the mount would show the agent a directory it cannot use.
+under=$base/under
+mkdir -p "$under"
+d=$(session_dirs "$proj")
+if [ -n "$d" ] && mount --bind "$d/view" "$under"; then
+	check_eq "the directory under the sandyfs mount is mode 000" 0 \
+		"$(stat -c %a "$under/workspace" 2>&1)"
+	umount "$under"
+else
+	not_ok "the directory under the sandyfs mount is mode 000 (no session or no bind)"
+fi
 kill -TERM "$PID"
 finish "SIGTERM" 143 "received SIGTERM; stopping the container"
 
