@@ -118,15 +118,6 @@ static const char *const personal_keys[] = {
 	"id_rsa", "id_ed25519", "id_ecdsa", "id_dsa", "identity", "id_ed25519_sk", "id_ecdsa_sk",
 };
 
-const char *const *world_agent_names(void)
-{
-	static const char *names[ARRAY_SIZE(agents) + 1];
-
-	for (size_t i = 0; i < ARRAY_SIZE(agents); i++)
-		names[i] = agents[i].name;
-	return names;
-}
-
 static const struct agent_kind *agent_kind(const char *name)
 {
 	for (size_t i = 0; i < ARRAY_SIZE(agents); i++)

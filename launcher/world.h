@@ -13,8 +13,8 @@
 
 #include <stdbool.h>
 
-/* The agents sandy knows how to house; names as `--agent` takes them. */
-const char *const *world_agent_names(void);
+/* Whether NAME is an agent sandy knows how to house (claude, codex,
+ * gemini), as `--agent` takes them. */
 bool world_agent_known(const char *name);
 
 struct world_mount {
