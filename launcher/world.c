@@ -259,10 +259,9 @@ static int json_sandbox_off(const char *text, const char *path, const char *cons
 	cJSON *root = text ? cJSON_Parse(text) : cJSON_CreateObject();
 
 	if (!cJSON_IsObject(root)) {
+		sandy_error("cannot use the agent settings '%s': %s; fix or move the file", path,
+			    root ? "not a JSON object" : "not valid JSON");
 		cJSON_Delete(root);
-		sandy_error("cannot use the agent settings '%s': not a JSON object; fix or move "
-			    "the file",
-			    path);
 		return -EINVAL;
 	}
 	cJSON *obj = root;
