@@ -3,7 +3,9 @@
  * the policy built from it. Input: one byte selecting the trust level, then
  * a rule file. Parsing either succeeds or fails with a message naming the
  * file; a policy that compiles answers decisions for fixed paths and for
- * the strings of the input without failing open: .git is always immutable.
+ * the strings of the input without failing open: the repository's .git is
+ * always immutable, a nested one immutable or, inside a private directory,
+ * private (in the store).
  */
 #include <errno.h>
 #include <stdint.h>
@@ -47,8 +49,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				if (!d.why || !d.rule_file)
 					abort();
 			}
-		sfs_policy_decide(p, "a/.git/hooks/x", SFS_OP_CREATE, &d);
+		/* The repository's own .git stays immutable whatever the rules;
+		 * a nested one is too, unless a private directory holds it: then
+		 * it lives in the store, and SOURCE's copy is never written. */
+		sfs_policy_decide(p, ".git/hooks/x", SFS_OP_CREATE, &d);
 		if (d.allowed || d.cls != SFS_CLASS_IMMUTABLE)
+			abort();
+		sfs_policy_decide(p, "a/.git/hooks/x", SFS_OP_CREATE, &d);
+		if (d.cls != SFS_CLASS_PRIVATE && (d.allowed || d.cls != SFS_CLASS_IMMUTABLE))
 			abort();
 		for (size_t i = 0; i < sfs_policy_rule_count(p); i++) {
 			const struct sfs_rule *ru = sfs_policy_rule(p, i);
