@@ -160,7 +160,7 @@ static const char *pick_agent(const char *given, char **command)
 
 	if (given)
 		return given;
-	if (env && world_agent_known(env))
+	if (env && *env) /* checked by the caller */
 		return env;
 	if (command) {
 		const char *base = strrchr(command[0], '/');

@@ -291,7 +291,7 @@ static int write_policy_note(struct run *r)
 		.project = r->project,
 		.workspace = r->engine ? "/workspace" : r->project,
 		.denials = r->engine ? "/run/sandy/denials.jsonl" : r->s.audit,
-		.home = r->engine ? "/home/sandy" : world_user_home(&r->user),
+		.home = r->world.home,
 		.shared = getenv("SANDY_SHARE_DIR") && *getenv("SANDY_SHARE_DIR"),
 		.container = r->engine != NULL,
 	};

@@ -159,12 +159,30 @@ const char *world_user_home(const struct host_user *u)
 }
 
 /* Files and directories sandy makes for the user are the user's, also when
- * sandy runs as root on its behalf. */
+ * sandy runs as root on its behalf. NAME "" is DIRFD itself. */
 static int give_to_user(int dirfd, const char *name, const struct host_user *u)
 {
 	if (geteuid() != 0 || u->uid == 0)
 		return 0;
-	return fchownat(dirfd, name, u->uid, u->gid, AT_SYMLINK_NOFOLLOW) < 0 ? -errno : 0;
+	int flags = AT_SYMLINK_NOFOLLOW | (*name ? 0 : AT_EMPTY_PATH);
+	return fchownat(dirfd, name, u->uid, u->gid, flags) < 0 ? -errno : 0;
+}
+
+/* DIRFD/NAME as a directory of the user's, made when missing, never
+ * through a symlink: an fd on it, or -errno. */
+static int open_user_subdir(int dirfd, const char *name, const struct host_user *u)
+{
+	if (mkdirat(dirfd, name, 0700) < 0 && errno != EEXIST)
+		return -errno;
+	int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	int r = give_to_user(fd, "", u);
+	if (r < 0) {
+		close(fd);
+		return r;
+	}
+	return fd;
 }
 
 /* mkdir -p of PATH (absolute) as the user's; existing directories are
@@ -249,8 +267,8 @@ static int write_user_file(int dirfd, const char *name, const char *data, size_t
 		return r;
 	if (fchmod(fd, mode) < 0)
 		return -errno;
-	if (geteuid() == 0 && u->uid != 0 && fchown(fd, u->uid, u->gid) < 0)
-		return -errno;
+	if ((r = give_to_user(fd, "", u)) < 0)
+		return r;
 	return close(steal_fd(&fd)) < 0 ? -errno : 0;
 }
 
@@ -497,16 +515,16 @@ static int make_agent_home(struct build *b)
 		if (!data)
 			continue;
 		const char *slash = strrchr(rel, '/');
+		cleanup_fd int sub = -1;
 		if (slash) {
-			cleanup_free char *sub = strndup(rel, (size_t)(slash - rel));
-			if (!sub)
+			cleanup_free char *name = strndup(rel, (size_t)(slash - rel));
+			if (!name)
 				return -ENOMEM;
-			if (mkdirat(dir, sub, 0700) < 0 && errno != EEXIST)
-				return -errno;
-			if ((r = give_to_user(dir, sub, u)) < 0)
-				return r;
+			if ((sub = open_user_subdir(dir, name, u)) < 0)
+				return sub;
 		}
-		r = write_user_file(dir, rel, data, strlen(data), 0600, u);
+		r = write_user_file(slash ? sub : dir, slash ? slash + 1 : rel, data, strlen(data),
+				    0600, u);
 		if (r < 0) {
 			sandy_error("cannot copy '%s' into the agent's home: %s", from,
 				    strerror(-r));
@@ -639,14 +657,9 @@ static int git_identity(struct build *b, int sdir)
 	}
 	if (fclose(f) != 0 && r == 0)
 		r = -ENOMEM;
-	if (r == 0 && mkdirat(sdir, "git", 0700) < 0)
-		r = -errno;
-	if (r == 0)
-		r = give_to_user(sdir, "git", u);
-	cleanup_fd int gdir =
-		r == 0 ? openat(sdir, "git", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : -1;
+	cleanup_fd int gdir = r == 0 ? open_user_subdir(sdir, "git", u) : -1;
 	if (r == 0 && gdir < 0)
-		r = -errno;
+		r = gdir;
 	if (r == 0)
 		r = write_user_file(gdir, "config", text ? text : "", len, 0600, u);
 	free(text);
@@ -739,11 +752,11 @@ static int ssh_forward(struct build *b, int sdir)
 		sandy_error("cannot use SANDY_SSH_KEY '%s': not a file name", key);
 		return -EINVAL;
 	}
-	if (mkdirat(sdir, "ssh", 0700) < 0 || (r = give_to_user(sdir, "ssh", u)) < 0)
-		return r < 0 ? r : -errno;
-	cleanup_fd int kdir = openat(sdir, "ssh", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (kdir < 0)
-		return -errno;
+	cleanup_fd int kdir = open_user_subdir(sdir, "ssh", u);
+	if (kdir < 0) {
+		sandy_error("cannot make '%s/ssh': %s", b->spec->session_dir, strerror(-kdir));
+		return kdir;
+	}
 	/* ssh refuses a private key that others may read. */
 	if ((r = write_user_file(kdir, base, data, strlen(data), 0400, u)) < 0)
 		return r;
