@@ -212,25 +212,34 @@ static int make_user_dirs(const char *path, const struct host_user *u)
 	}
 }
 
-int world_homes_dir(const struct host_user *user, char **out)
+int world_data_dir(const struct host_user *user, const char *sub, char **out)
 {
 	const char *env = getenv("SANDY_DATA_DIR");
 	const char *xdg = user->via_sudo ? NULL : getenv("XDG_DATA_HOME");
 	const char *home = world_user_home(user);
 
 	if (env && env[0] == '/')
-		*out = sandy_asprintf("%s/home", env);
+		*out = sandy_asprintf("%s/%s", env, sub);
 	else if (xdg && xdg[0] == '/')
-		*out = sandy_asprintf("%s/sandy/home", xdg);
+		*out = sandy_asprintf("%s/sandy/%s", xdg, sub);
 	else if (home)
-		*out = sandy_asprintf("%s/.local/share/sandy/home", home);
+		*out = sandy_asprintf("%s/.local/share/sandy/%s", home, sub);
 	else {
-		sandy_error("cannot find a place for the agent's home: uid %u has no home "
+		sandy_error("cannot find a place for sandy's data: uid %u has no home "
 			    "directory; set SANDY_DATA_DIR",
 			    (unsigned)user->uid);
 		return -ENOENT;
 	}
 	return *out ? 0 : -ENOMEM;
+}
+
+int world_make_data_dir(const struct host_user *user, const char *sub, char **out)
+{
+	int r = world_data_dir(user, sub, out);
+
+	if (r == 0 && (r = make_user_dirs(*out, user)) < 0)
+		sandy_error("cannot create directory '%s': %s", *out, strerror(-r));
+	return r;
 }
 
 /* Reads PATH whole; 0 with *OUT NULL when it does not exist or is a
@@ -464,7 +473,7 @@ static int make_agent_home(struct build *b)
 	const struct host_user *u = b->spec->user;
 	cleanup_free char *homes = NULL;
 	struct stat st;
-	int r = world_homes_dir(u, &homes);
+	int r = world_data_dir(u, "home", &homes);
 
 	if (r < 0)
 		return r;

@@ -50,9 +50,12 @@ struct world_spec {
 int world_build(const struct world_spec *spec, struct world *out);
 void world_free(struct world *w);
 
-/* The agent homes' directory: ${SANDY_DATA_DIR:-${XDG_DATA_HOME:-~/.local/share}/sandy}/home,
- * for USER (sudo's user: its own home, never root's environment). */
-int world_homes_dir(const struct host_user *user, char **out);
+/* A directory of sandy's data: ${SANDY_DATA_DIR:-${XDG_DATA_HOME:-~/.local/share}/sandy}/SUB
+ * ("home" for the agent homes), for USER (sudo's user: its own home, never
+ * root's environment). world_make_data_dir also makes it, as the user's,
+ * and says so when it cannot. */
+int world_data_dir(const struct host_user *user, const char *sub, char **out);
+int world_make_data_dir(const struct host_user *user, const char *sub, char **out);
 
 /* The user's home on the host: $HOME when it is a directory of the user's,
  * else the passwd entry's (sudo's user: sudo replaced the environment);
