@@ -129,6 +129,8 @@ static int run_argv(const struct container_spec *c, struct strv *argv)
 	r = strv_ok(r, strv_push(argv, "--init"));
 	r = strv_ok(r, strv_push(argv, "--cap-drop=ALL"));
 	r = strv_ok(r, strv_push(argv, "--security-opt=no-new-privileges"));
+	if (c->network)
+		r = strv_ok(r, strv_pushf(argv, "--network=%s", c->network));
 	if (podman && geteuid() != 0)
 		/* Rootless podman maps the user to root in its namespace;
 		 * keep-id maps it back to the user's own uid. */
@@ -266,26 +268,17 @@ static int build_base(const char *engine, const char *dir, char **tag)
 	return *tag ? 0 : -ENOMEM;
 }
 
-int engine_build_image(const char *engine, const char *image, const char *from,
-		       char *const *extra_args)
+/* ENGINE build of DIR as IMAGE on BASE, with EXTRA_ARGS. */
+static int build_dir(const char *engine, const char *dir, const char *image, const char *base,
+		     char *const *extra_args)
 {
-	cleanup_free char *dir = container_dir();
-	cleanup_free char *base = NULL;
 	cleanup_strv struct strv argv = {0};
 	int r = 0;
 
-	if (!dir) {
-		sandy_error("cannot find the image's Dockerfile (looked in '%s' and '%s'); set "
-			    "SANDY_CONTAINER_DIR",
-			    SANDY_SOURCE_CONTAINER_DIR, SANDY_CONTAINER_DIR);
-		return -ENOENT;
-	}
-	if (!from && (r = build_base(engine, dir, &base)) < 0)
-		return r;
 	r = strv_ok(r, strv_push(&argv, engine));
 	r = strv_ok(r, strv_push(&argv, "build"));
 	r = strv_ok(r, strv_pushf(&argv, "--tag=%s", image));
-	r = strv_ok(r, strv_pushf(&argv, "--build-arg=BASE=%s", from ? from : base));
+	r = strv_ok(r, strv_pushf(&argv, "--build-arg=BASE=%s", base));
 	for (char *const *a = extra_args; r == 0 && a && *a; a++)
 		r = strv_push(&argv, *a);
 	r = strv_ok(r, strv_push(&argv, "--"));
@@ -303,4 +296,41 @@ int engine_build_image(const char *engine, const char *image, const char *from,
 		return -EIO;
 	}
 	return 0;
+}
+
+int engine_build_image(const char *engine, const char *image, const char *gateway_image,
+		       const char *from, char *const *extra_args)
+{
+	cleanup_free char *dir = container_dir();
+	cleanup_free char *base = NULL, *gateway_dir = NULL;
+	int r = 0;
+
+	if (!dir) {
+		sandy_error("cannot find the image's Dockerfile (looked in '%s' and '%s'); set "
+			    "SANDY_CONTAINER_DIR",
+			    SANDY_SOURCE_CONTAINER_DIR, SANDY_CONTAINER_DIR);
+		return -ENOENT;
+	}
+	if (!from && (r = build_base(engine, dir, &base)) < 0)
+		return r;
+	gateway_dir = sandy_asprintf("%s/gateway", dir);
+	cleanup_free char *gateway_df = sandy_asprintf("%s/gateway/Dockerfile", dir);
+	if (!gateway_dir || !gateway_df)
+		return -ENOMEM;
+	struct stat st;
+	if (gateway_image && stat(gateway_df, &st) < 0) {
+		if (!image) {
+			sandy_error("cannot find the gateway's Dockerfile '%s'", gateway_df);
+			return -ENOENT;
+		}
+		sandy_note("no gateway/ beside '%s/Dockerfile': the network gateway's image is not "
+			   "built",
+			   dir);
+	} else if (gateway_image && (r = build_dir(engine, gateway_dir, gateway_image,
+						   from ? from : base, NULL)) < 0) {
+		return r;
+	}
+	if (image)
+		r = build_dir(engine, dir, image, from ? from : base, extra_args);
+	return r;
 }

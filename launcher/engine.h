@@ -29,6 +29,7 @@ struct container_spec {
 	bool tty;
 	struct host_limits limits;
 	const struct world *world; /* the agent's home, environment, ... */
+	const char *network;	   /* --network: "container:GATEWAY", "none", or NULL */
 	char *const *command;	   /* NULL: the image's default command */
 };
 
@@ -48,10 +49,11 @@ int engine_run(const struct container_spec *spec, pid_t *client);
 void engine_stop(const char *engine, const char *name, int seconds);
 void engine_remove(const char *engine, const char *name);
 
-/* `sandy build-image`: builds IMAGE from the Dockerfile directory, on FROM,
- * or when FROM is NULL on a base made from Debian packages (base-image.sh
- * beside the Dockerfile). */
-int engine_build_image(const char *engine, const char *image, const char *from,
-		       char *const *extra_args);
+/* `sandy build-image`: builds GATEWAY_IMAGE from the gateway/ directory
+ * beside the Dockerfile, then IMAGE from the Dockerfile's (either may be
+ * NULL), on FROM, or when FROM is NULL on a base made from Debian packages
+ * (base-image.sh beside the Dockerfile). EXTRA_ARGS go to IMAGE's build. */
+int engine_build_image(const char *engine, const char *image, const char *gateway_image,
+		       const char *from, char *const *extra_args);
 
 #endif

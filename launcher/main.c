@@ -3,7 +3,9 @@
  * usage errors into exit statuses. */
 
 #include "config.h"
+#include "egress.h"
 #include "engine.h"
+#include "gateway.h"
 #include "host.h"
 #include "run.h"
 #include "sandyfs.h"
@@ -21,8 +23,9 @@ static const char usage_text[] =
 	"usage: sandy [OPTIONS] [PROJECT_DIR] [-- COMMAND [ARGS...]]\n"
 	"       sandy explain [RULE OPTIONS] [--json] [-C PROJECT_DIR] PATH...\n"
 	"       sandy clean [PROJECT_DIR]\n"
-	"       sandy build-image [--image IMAGE] [--from BASE] [--runtime=docker|podman]\n"
-	"                         [-- BUILD-ARGS...]\n"
+	"       sandy allow [--session ID] DOMAIN\n"
+	"       sandy build-image [--image IMAGE] [--gateway-image IMAGE] [--gateway-only]\n"
+	"                         [--from BASE] [--runtime=docker|podman] [-- BUILD-ARGS...]\n"
 	"       sandy --help | --version\n"
 	"\n"
 	"Runs COMMAND (default: the image's agent; without a container, your shell) on\n"
@@ -44,6 +47,12 @@ static const char usage_text[] =
 	"                         one of them, else claude)\n"
 	"  -e, --env NAME[=VALUE] pass a variable (repeatable); NAME alone passes its\n"
 	"                         value here\n"
+	"      --network=filtered|open|none\n"
+	"                         filtered (default, $SANDY_NETWORK): only the allowlist's\n"
+	"                         names resolve and answer; open: unfiltered; none: no\n"
+	"                         network\n"
+	"      --allow DOMAIN     add DOMAIN (or *.DOMAIN, its subdomains) to the\n"
+	"                         allowlist (repeatable)\n"
 	"  -q, --quiet            no banner, no session summary\n"
 	"\n"
 	"rule options (passed to sandyfs):\n"
@@ -64,8 +73,18 @@ static const char usage_text[] =
 	"exit, Ctrl-C, SIGTERM or SIGHUP sandy stops the container, unmounts, and prints\n"
 	"the denials by rule and the files the session changed.\n"
 	"\n"
-	"'sandy build-image' builds the agent image on a Debian base it makes from Debian\n"
-	"packages (mmdebstrap, no image registry needed); --from BASE builds on BASE.\n"
+	"The network: the agent's container shares the network of a gateway container\n"
+	"(image sandy-gateway:latest) whose resolver forwards only the allowlist: the\n"
+	"agent's endpoints, GitHub, the project types' package registries, --allow,\n"
+	"SANDY_ALLOW_DOMAINS (separated by spaces or commas) and \"allow\" in\n"
+	"~/.config/sandy/config.json. Other names are refused, other addresses too,\n"
+	"IPv6 is off. Every query and connection is logged (JSON lines) under\n"
+	"~/.local/share/sandy/egress, and pushed to Loki when LOKI_URL is set. 'sandy\n"
+	"allow DOMAIN' allows one more name in a running session.\n"
+	"\n"
+	"'sandy build-image' builds the gateway and agent images on a Debian base it\n"
+	"makes from Debian packages (mmdebstrap, no image registry needed); --from BASE\n"
+	"builds on BASE; --gateway-only builds only the gateway's.\n"
 	"\n"
 	"Private directories (node_modules, .venv, target, ...) live in a store outside\n"
 	"the project, kept across sessions; 'sandy clean' removes the project's store.\n"
@@ -115,6 +134,11 @@ enum {
 	OPT_VERSION,
 	OPT_AGENT,
 	OPT_FROM,
+	OPT_NETWORK,
+	OPT_ALLOW,
+	OPT_SESSION,
+	OPT_GATEWAY_IMAGE,
+	OPT_GATEWAY_ONLY,
 };
 
 /* Handles the rule options shared by a session and `explain`: 1 when C
@@ -136,9 +160,10 @@ static int rule_option(int c, struct strv *args)
 /* Where COMMAND starts: the first "--" that is not an option's value. */
 static int find_command(int argc, char **argv)
 {
-	static const char *const takes_value[] = {"--fs",    "--runtime", "--image", "-t",
-						  "--type",  "-r",	  "--rules", "-C",
-						  "--agent", "-e",	  "--env",   "--from"};
+	static const char *const takes_value[] = {
+		"--fs",	     "--runtime",      "--image", "-t",	   "--type", "-r",	  "--rules",
+		"-C",	     "--agent",	       "-e",	  "--env", "--from", "--network", "--allow",
+		"--session", "--gateway-image"};
 
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--"))
@@ -150,6 +175,19 @@ static int find_command(int argc, char **argv)
 			}
 	}
 	return argc;
+}
+
+static int parse_network(const char *name, enum egress_mode *mode)
+{
+	if (!strcmp(name, "filtered"))
+		*mode = EGRESS_FILTERED;
+	else if (!strcmp(name, "open"))
+		*mode = EGRESS_OPEN;
+	else if (!strcmp(name, "none"))
+		*mode = EGRESS_NONE;
+	else
+		return -EINVAL;
+	return 0;
 }
 
 /* --agent, else $SANDY_AGENT, else the command's name when it is an
@@ -179,6 +217,8 @@ static int cmd_run(int argc, char **argv)
 		{"image", required_argument, NULL, OPT_IMAGE},
 		{"agent", required_argument, NULL, OPT_AGENT},
 		{"env", required_argument, NULL, 'e'},
+		{"network", required_argument, NULL, OPT_NETWORK},
+		{"allow", required_argument, NULL, OPT_ALLOW},
 		{"type", required_argument, NULL, 't'},
 		{"rules", required_argument, NULL, 'r'},
 		{"no-detect", no_argument, NULL, OPT_NO_DETECT},
@@ -193,7 +233,13 @@ static int cmd_run(int argc, char **argv)
 		.image = image && *image ? image : SANDY_DEFAULT_IMAGE,
 	};
 	int split = find_command(argc, argv), c, status;
+	const char *network = getenv("SANDY_NETWORK");
 
+	if (network && *network && parse_network(network, &o.network) < 0) {
+		status = usage_error("unknown network '%s' in SANDY_NETWORK (filtered, open, none)",
+				     network);
+		goto out;
+	}
 	opterr = 0;
 	while ((c = getopt_long(split, argv, ":t:r:e:qh", longopts, NULL)) != -1) {
 		int r = rule_option(c, &o.rule_args);
@@ -253,6 +299,27 @@ static int cmd_run(int argc, char **argv)
 				goto out;
 			}
 			break;
+		case OPT_NETWORK:
+			if (parse_network(optarg, &o.network) < 0) {
+				status = usage_error(
+					"unknown network '%s' for --network (filtered, open, none)",
+					optarg);
+				goto out;
+			}
+			break;
+		case OPT_ALLOW: {
+			const char *why;
+			if (egress_domain_check(optarg, &why) < 0) {
+				status =
+					usage_error("bad domain '%s' for --allow: %s", optarg, why);
+				goto out;
+			}
+			if (strv_push(&o.allow_args, optarg) < 0) {
+				status = out_of_memory();
+				goto out;
+			}
+			break;
+		}
 		case 'q':
 			o.quiet = true;
 			break;
@@ -298,6 +365,7 @@ static int cmd_run(int argc, char **argv)
 out:
 	strv_free(&o.rule_args);
 	strv_free(&o.env_args);
+	strv_free(&o.allow_args);
 	return status;
 }
 
@@ -381,15 +449,21 @@ static int cmd_build_image(int argc, char **argv)
 		{"image", required_argument, NULL, OPT_IMAGE},
 		{"runtime", required_argument, NULL, OPT_RUNTIME},
 		{"from", required_argument, NULL, OPT_FROM},
+		{"gateway-image", required_argument, NULL, OPT_GATEWAY_IMAGE},
+		{"gateway-only", no_argument, NULL, OPT_GATEWAY_ONLY},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	const char *image = getenv("SANDY_IMAGE");
+	const char *gateway = getenv("SANDY_GATEWAY_IMAGE");
 	const char *engine = "docker", *from = NULL;
 	int split = find_command(argc, argv), c;
+	bool gateway_only = false;
 
 	if (!image || !*image)
 		image = SANDY_DEFAULT_IMAGE;
+	if (!gateway || !*gateway)
+		gateway = SANDY_DEFAULT_GATEWAY_IMAGE;
 	opterr = 0;
 	while ((c = getopt_long(split, argv, ":h", longopts, NULL)) != -1) {
 		switch (c) {
@@ -398,6 +472,12 @@ static int cmd_build_image(int argc, char **argv)
 			break;
 		case OPT_FROM:
 			from = optarg;
+			break;
+		case OPT_GATEWAY_IMAGE:
+			gateway = optarg;
+			break;
+		case OPT_GATEWAY_ONLY:
+			gateway_only = true;
 			break;
 		case OPT_RUNTIME:
 			if (strcmp(optarg, "docker") != 0 && strcmp(optarg, "podman") != 0)
@@ -415,9 +495,43 @@ static int cmd_build_image(int argc, char **argv)
 				   argv[optind]);
 	if (engine_check(engine, false) < 0)
 		return SANDY_EXIT_FAILURE;
-	return engine_build_image(engine, image, from, split < argc ? argv + split + 1 : NULL) < 0
+	if (gateway_only && split < argc)
+		return usage_error("build arguments after '--' are for the agent image, which "
+				   "--gateway-only does not build");
+	return engine_build_image(engine, gateway_only ? NULL : image, gateway, from,
+				  split < argc ? argv + split + 1 : NULL) < 0
 		       ? SANDY_EXIT_FAILURE
 		       : 0;
+}
+
+/* `sandy allow [--session ID] DOMAIN`. Everything but --session and --help
+ * is the domain, checked as one: "-rf" is a bad domain, not an option. */
+static int cmd_allow(int argc, char **argv)
+{
+	const char *session = NULL, *domain = NULL;
+
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+			fputs(usage_text, stdout);
+			return 0;
+		}
+		if (!strcmp(a, "--session") && i + 1 < argc)
+			session = argv[++i];
+		else if (!strncmp(a, "--session=", 10))
+			session = a + 10;
+		else if (!strcmp(a, "--session"))
+			return usage_error("--session needs a session ID");
+		else if (!strcmp(a, "--") && i + 2 == argc && !domain)
+			domain = argv[++i];
+		else if (domain)
+			return usage_error("allow takes one DOMAIN, not '%s' and '%s'", domain, a);
+		else
+			domain = a;
+	}
+	if (!domain)
+		return usage_error("allow needs a DOMAIN");
+	return gateway_allow_command(domain, session);
 }
 
 int main(int argc, char **argv)
@@ -428,5 +542,7 @@ int main(int argc, char **argv)
 		return cmd_build_image(argc - 1, argv + 1);
 	if (argc >= 2 && !strcmp(argv[1], "clean"))
 		return cmd_clean(argc - 1, argv + 1);
+	if (argc >= 2 && !strcmp(argv[1], "allow"))
+		return cmd_allow(argc - 1, argv + 1);
 	return cmd_run(argc, argv);
 }

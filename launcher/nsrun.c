@@ -45,6 +45,8 @@ static int bwrap_argv(const struct nsrun_spec *s, struct strv *a)
 	r = strv_ok(r, strv_push(a, "--unshare-ipc"));
 	r = strv_ok(r, strv_push(a, "--unshare-uts"));
 	r = strv_ok(r, strv_push(a, "--unshare-cgroup-try"));
+	if (s->no_network)
+		r = strv_ok(r, strv_push(a, "--unshare-net"));
 	if (geteuid() == 0)
 		r = strv_ok(r, push3(a, "--cap-drop", "ALL", NULL));
 	r = strv_ok(r, push3(a, "--ro-bind", "/", "/"));

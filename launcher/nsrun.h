@@ -20,6 +20,7 @@ struct nsrun_spec {
 	const char *session_dir; /* shown read-only inside, at its own path */
 	const struct host_user *user;
 	const struct world *world;
+	bool no_network;      /* a network namespace of its own: loopback only */
 	char *const *command; /* NULL: the user's shell */
 };
 

@@ -95,6 +95,47 @@ static void fetch_policy(const struct policy_note *n, struct policy_summary *p)
 		parse_rules(out, p);
 }
 
+int policy_rule_sources(const char *sandyfs, const struct strv *rule_args, const char *project,
+			struct strv *out)
+{
+	struct policy_note n = {.sandyfs = sandyfs, .rule_args = rule_args, .project = project};
+	struct policy_summary p = {0};
+	int r = 0;
+
+	if (sandyfs)
+		fetch_policy(&n, &p);
+	for (size_t i = 0; r == 0 && i < p.sources.n; i++)
+		r = strv_push(out, p.sources.v[i]);
+	summary_free(&p);
+	return r;
+}
+
+static void network_section(FILE *f, const struct policy_note *n)
+{
+	if (n->network == EGRESS_NONE) {
+		fprintf(f, "\nNetwork: none in this session (--network=none). Work offline; tell\n"
+			   "the user what you would need to download.\n");
+		return;
+	}
+	if (n->network == EGRESS_OPEN || !n->container) {
+		fprintf(f, "\nNetwork: not restricted by sandy in this session.%s\n",
+			n->container ? ""
+				     : " There is no container: other programs of this machine "
+				       "run beside you.");
+		return;
+	}
+	fprintf(f, "\nNetwork: only these names resolve and can be reached (\"*.\" means any\n"
+		   "subdomain):\n\n");
+	for (size_t i = 0; n->allow && i < n->allow->n; i++)
+		fprintf(f, "    %s\n", n->allow->v[i]);
+	fprintf(f, "\nAny other name fails to resolve (REFUSED), connections to other\n"
+		   "addresses are refused, and IPv6 is off. Every query and connection is\n"
+		   "logged. Do not look for a way around it: if you need another host, tell\n"
+		   "the user, who can allow it in this session with 'sandy allow DOMAIN'\n"
+		   "(or for every session with --allow, SANDY_ALLOW_DOMAINS, or \"allow\" in\n"
+		   "~/.config/sandy/config.json).\n");
+}
+
 /* The world around the project: home, shared folders, git, network. */
 static void world_section(FILE *f, const struct policy_note *n)
 {
@@ -112,10 +153,7 @@ static void world_section(FILE *f, const struct policy_note *n)
 		   "($GIT_CONFIG_GLOBAL), yours to change for this session. The repository's\n"
 		   ".git is read-only here: you cannot commit, branch or stash in it; leave\n"
 		   "your work in the working tree and say what you changed.\n");
-	fprintf(f, "\nNetwork: not restricted by sandy in this session.%s\n",
-		n->container ? ""
-			     : " There is no container: other programs of this machine run "
-			       "beside you.");
+	network_section(f, n);
 }
 
 int policy_note_text(const struct policy_note *n, char **text)

@@ -4,6 +4,7 @@
 #ifndef SANDY_POLICY_NOTE_H
 #define SANDY_POLICY_NOTE_H
 
+#include "egress.h"
 #include "sandy.h"
 
 #include <stdbool.h>
@@ -17,7 +18,14 @@ struct policy_note {
 	const char *home;      /* the agent's home as it sees it */
 	bool shared;	       /* ~/shared is mounted */
 	bool container;	       /* a container; else the bubblewrap sandbox */
+	enum egress_mode network;
+	const struct strv *allow; /* the allowlist, when filtered */
 };
+
+/* The names of the rule sources sandyfs uses for the project ("base",
+ * "node", ...), for the allowlist's registries. Empty when it cannot say. */
+int policy_rule_sources(const char *sandyfs, const struct strv *rule_args, const char *project,
+			struct strv *out);
 
 /* The note's text (malloc'ed). */
 int policy_note_text(const struct policy_note *n, char **out);

@@ -5,6 +5,7 @@
 
 #include "run.h"
 #include "engine.h"
+#include "gateway.h"
 #include "host.h"
 #include "nsrun.h"
 #include "policy_note.h"
@@ -45,6 +46,9 @@ struct run {
 	struct sandyfs_daemon daemon;
 	struct git_snapshot *launch;
 	char *container;
+	struct strv allow; /* the network allowlist */
+	struct gateway gateway;
+	const char *gateway_image;
 	int sigfd;
 	sigset_t oldmask;
 	bool signals_blocked;
@@ -162,6 +166,24 @@ static int check_rootless_podman(void)
 	return -EXDEV;
 }
 
+/* The gateway image, with what to do when it is missing. */
+static int gateway_image_check(struct run *r)
+{
+	const char *env = getenv("SANDY_GATEWAY_IMAGE");
+	char *argv[] = {(char *)r->engine, "image", "inspect", "--format",
+			"{{.Id}}",	   "--",    NULL,      NULL};
+
+	r->gateway_image = env && *env ? env : SANDY_DEFAULT_GATEWAY_IMAGE;
+	argv[6] = (char *)r->gateway_image;
+	if (proc_run(argv, PROC_IN_NULL | PROC_OUT_NULL | PROC_ERR_NULL, NULL, NULL) == 0)
+		return 0;
+	sandy_error("the network gateway's image '%s' is not in %s; build it with 'sandy "
+		    "build-image' (or 'sandy build-image --gateway-only'), or run without the "
+		    "allowlist: --network=open, or without network: --network=none",
+		    r->gateway_image, r->engine);
+	return -ENOENT;
+}
+
 static int host_checks(struct run *r)
 {
 	int e = resolve_project(r);
@@ -195,6 +217,8 @@ static int host_checks(struct run *r)
 		e = check_rootless_podman();
 	if (e == 0 && r->engine)
 		e = engine_image_check(r->engine, r->o->image);
+	if (e == 0 && r->engine && r->o->network == EGRESS_FILTERED)
+		e = gateway_image_check(r);
 	return e;
 }
 
@@ -294,6 +318,8 @@ static int write_policy_note(struct run *r)
 		.home = r->world.home,
 		.shared = getenv("SANDY_SHARE_DIR") && *getenv("SANDY_SHARE_DIR"),
 		.container = r->engine != NULL,
+		.network = r->o->network,
+		.allow = &r->allow,
 	};
 	int e = policy_note_text(&n, &text);
 
@@ -340,6 +366,7 @@ static int start_command(struct run *r)
 			.session_dir = r->s.dir,
 			.user = &r->user,
 			.world = &r->world,
+			.no_network = r->o->network == EGRESS_NONE,
 			.command = r->o->command,
 		};
 		return nsrun_start(&spec, &r->child);
@@ -359,6 +386,15 @@ static int start_command(struct run *r)
 		.world = &r->world,
 		.command = r->o->command,
 	};
+	cleanup_free char *network = NULL;
+	if (r->o->network == EGRESS_NONE)
+		spec.network = "none";
+	else if (r->gateway.running) {
+		network = sandy_asprintf("container:%s", r->gateway.name);
+		if (!network)
+			return -ENOMEM;
+		spec.network = network;
+	}
 	struct mount_entry m;
 	/* docker refuses rslave on a mount that is not shared or slave. */
 	spec.rslave = r->mounted && mount_lookup(r->s.mountpoint, &m) > 0 && (m.shared || m.slave);
@@ -387,6 +423,54 @@ static void announce(const struct run *r)
 		sandy_note("running in '%s' in a bubblewrap sandbox, without policy or container "
 			   "(--fs=bind --runtime=none)",
 			   r->project);
+}
+
+static int choose_allowlist(struct run *r)
+{
+	cleanup_strv struct strv sources = {0};
+
+	if (r->o->network != EGRESS_FILTERED)
+		return 0;
+	if (policy_rule_sources(r->sandyfs, &r->o->rule_args, r->project, &sources) < 0 ||
+	    gateway_allowlist(r->o->agent, &sources, &r->o->allow_args, &r->user, &r->allow) < 0)
+		return -EINVAL;
+	return 0;
+}
+
+/* The network gateway the container joins; without a container, what
+ * the bubblewrap sandbox does with the network is said instead. */
+static int start_gateway(struct run *r)
+{
+	if (!r->engine) {
+		if (r->o->network == EGRESS_FILTERED && !r->o->quiet)
+			sandy_note("--runtime=none does not filter the network: the command uses "
+				   "this machine's network as it is (use a container engine for "
+				   "the allowlist, or --network=none)");
+		return 0;
+	}
+	if (r->o->network == EGRESS_OPEN) {
+		sandy_note("warning: --network=open: the agent reaches any host; nothing "
+			   "filters or logs its traffic");
+		return 0;
+	}
+	if (r->o->network != EGRESS_FILTERED)
+		return 0;
+	cleanup_free char *name = sandy_asprintf("sandy-%s-net", r->s.id);
+	int e = name ? session_record(&r->s, "gateway", name) : -ENOMEM;
+	if (e < 0) {
+		sandy_error("cannot write to session directory '%s': %s", r->s.dir, strerror(-e));
+		return e;
+	}
+	struct gateway_spec spec = {
+		.engine = r->engine,
+		.image = r->gateway_image,
+		.session_dir = r->s.dir,
+		.session_id = r->s.id,
+		.project = r->project,
+		.user = &r->user,
+		.allow = &r->allow,
+	};
+	return gateway_start(&spec, r->user.uid, &r->gateway);
 }
 
 static int setup(struct run *r)
@@ -438,10 +522,14 @@ static int setup(struct run *r)
 		return e;
 	if ((e = build_world(r)) < 0)
 		return e;
+	if ((e = choose_allowlist(r)) < 0)
+		return e;
 	if ((e = write_policy_note(r)) < 0)
 		return e;
 	if (!r->o->quiet)
 		announce(r);
+	if ((e = start_gateway(r)) < 0)
+		return e;
 	return start_command(r);
 }
 
@@ -504,8 +592,8 @@ static void wait_for_command(struct run *r)
 				      {.fd = r->daemon.fd, .events = POLLIN}};
 		nfds_t np = r->mounted && r->daemon.fd >= 0 && !r->sandyfs_died ? 2 : 1;
 		long timeout = -1;
-		if (r->mounted && r->daemon.fd < 0 && !r->sandyfs_died)
-			timeout = 500; /* no pidfd: poll the daemon */
+		if ((r->mounted && r->daemon.fd < 0 && !r->sandyfs_died) || r->gateway.running)
+			timeout = 500; /* no pidfd: poll the daemon; the gateway's logs */
 		if (r->stopping) {
 			long left = ms_until(&r->kill_at);
 			timeout = left < 0 ? 0 : (timeout < 0 || left < timeout ? left : timeout);
@@ -515,6 +603,8 @@ static void wait_for_command(struct run *r)
 		struct signalfd_siginfo si;
 		while (read(r->sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si))
 			on_signal(r, &si);
+		if (r->gateway.running)
+			gateway_drain(&r->gateway, false);
 		if (reap(r))
 			break;
 		if (r->mounted && !r->sandyfs_died && !sandyfs_alive(&r->daemon)) {
@@ -544,6 +634,8 @@ static void teardown(struct run *r, bool ran)
 	}
 	if (r->container)
 		engine_remove(r->engine, r->container);
+	gateway_stop(&r->gateway);
+	gateway_drain(&r->gateway, true);
 	if (r->mounted) {
 		if (sandyfs_unmount(r->sandyfs, r->s.mountpoint) == 0)
 			r->mounted = false;
@@ -563,6 +655,7 @@ static void teardown(struct run *r, bool ran)
 		struct summary_policy policy = {r->sandyfs, &r->o->rule_args};
 		summary_print(stderr, r->project, r->launch, d, r->sandyfs ? &policy : NULL);
 		summary_denials_free(d);
+		gateway_summary(stderr, &r->gateway);
 	}
 	sandyfs_unwatch(&r->daemon);
 	/* A mount that would not go keeps its directory: never remove
@@ -585,7 +678,11 @@ static void report_end(const struct run *r)
 
 int run_session(const struct sandy_opts *o)
 {
-	struct run r = {.o = o, .sigfd = -1, .child = -1, .daemon = {.pid = -1, .fd = -1}};
+	struct run r = {.o = o,
+			.sigfd = -1,
+			.child = -1,
+			.daemon = {.pid = -1, .fd = -1},
+			.gateway = {.log_fd = -1}};
 	int status;
 
 	if (host_checks(&r) < 0) {
@@ -613,5 +710,7 @@ out:
 	free(r.bwrap);
 	free(r.container);
 	world_free(&r.world);
+	gateway_free(&r.gateway);
+	strv_free(&r.allow);
 	return status;
 }

@@ -3,6 +3,7 @@
 #ifndef SANDY_RUN_H
 #define SANDY_RUN_H
 
+#include "egress.h"
 #include "sandy.h"
 
 #include <stdbool.h>
@@ -23,9 +24,11 @@ struct sandy_opts {
 	enum sandy_fs fs;
 	enum sandy_runtime runtime;
 	const char *image;
-	const char *agent;     /* the agent kind whose home and settings to use */
-	struct strv env_args;  /* --env NAME[=VALUE] */
-	struct strv rule_args; /* --type/--rules/--no-detect, as sandyfs takes them */
+	const char *agent;    /* the agent kind whose home and settings to use */
+	struct strv env_args; /* --env NAME[=VALUE] */
+	enum egress_mode network;
+	struct strv allow_args; /* --allow DOMAIN */
+	struct strv rule_args;	/* --type/--rules/--no-detect, as sandyfs takes them */
 	bool quiet;
 	const char *project; /* as given; "." by default */
 	char **command;	     /* NULL: the image's command, or the user's shell */

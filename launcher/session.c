@@ -17,13 +17,14 @@
 /* The files a session directory may hold; removal names them one by one
  * instead of recursing. */
 static const char *const session_files[] = {
-	"lock",	     "project",	    "runtime",	      "container",    "denials.jsonl",
-	"POLICY.md", "sandyfs.pid", "agent-settings", "agent-memory", "ssh-agent.sock",
+	"lock",		 "project",	   "runtime",	  "container",
+	"denials.jsonl", "POLICY.md",	   "sandyfs.pid", "agent-settings",
+	"agent-memory",	 "ssh-agent.sock", "gateway",
 };
 
-/* The directories it may hold that the command can write into (the git
- * config's), removed with what is in them. */
-static const char *const session_trees[] = {"git", "ssh"};
+/* The directories it may hold that the command or the network gateway
+ * write into, removed with what is in them. */
+static const char *const session_trees[] = {"git", "ssh", "net", "egress"};
 
 static bool own_dir(const char *path, struct stat *st)
 {
@@ -184,8 +185,11 @@ static void sweep_one(const char *dir, const char *sandyfs)
 
 	sandy_note("cleaning up after an earlier session of '%s' that did not end cleanly",
 		   project ? project : dir);
+	cleanup_free char *gateway = read_key(dir, "gateway");
 	if (runtime && container)
 		engine_remove(runtime, container);
+	if (runtime && gateway)
+		engine_remove(runtime, gateway);
 	if (mounts_under(dir, &mounts) == 0) {
 		for (size_t i = 0; i < mounts.n; i++)
 			if (sandyfs_unmount(sandyfs, mounts.v[i]) < 0)
@@ -361,4 +365,67 @@ void session_end(struct session *s, bool remove)
 	free(s->policy);
 	free(s->pidfile);
 	*s = (struct session){.lockfd = -1};
+}
+
+int session_read_key(const char *dir, const char *key, char **value)
+{
+	*value = read_key(dir, key);
+	return *value ? 0 : -ENOENT;
+}
+
+/* Whether DIR's sandy is alive: its lock is held. */
+static bool session_alive(const char *dir)
+{
+	cleanup_free char *lockpath = sandy_asprintf("%s/lock", dir);
+	cleanup_fd int fd = lockpath ? open(lockpath, O_RDWR | O_CLOEXEC | O_NOFOLLOW) : -1;
+
+	return fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) < 0 && errno == EWOULDBLOCK;
+}
+
+int session_find_live(const char *rundir, const char *id, const char *key, char **dir)
+{
+	DIR *d = opendir(rundir);
+	struct dirent *de;
+	cleanup_strv struct strv found = {0};
+	int r = 0;
+
+	*dir = NULL;
+	if (id && (!*id || strchr(id, '/') || id[0] == '.')) {
+		sandy_error("bad session '%s'", id);
+		if (d)
+			closedir(d);
+		return -EINVAL;
+	}
+	while (d && r == 0 && (de = readdir(d))) {
+		if (de->d_name[0] == '.' || (id && strcmp(de->d_name, id)))
+			continue;
+		cleanup_free char *path = sandy_asprintf("%s/%s", rundir, de->d_name);
+		cleanup_free char *value = NULL;
+		struct stat st;
+		if (!path)
+			r = -ENOMEM;
+		else if (own_dir(path, &st) && session_alive(path) &&
+			 session_read_key(path, key, &value) == 0)
+			r = strv_push(&found, path);
+	}
+	if (d)
+		closedir(d);
+	if (r < 0)
+		return r;
+	if (found.n == 1) {
+		*dir = strdup(found.v[0]);
+		return *dir ? 0 : -ENOMEM;
+	}
+	if (found.n == 0 && id)
+		sandy_error("no running session '%s' with a network gateway (sessions are in '%s')",
+			    id, rundir);
+	else if (found.n == 0)
+		sandy_error("no running session with a network gateway (sessions are in '%s')",
+			    rundir);
+	else {
+		sandy_error("%zu sessions are running; name one with --session:", found.n);
+		for (size_t i = 0; i < found.n; i++)
+			fprintf(stderr, "  %s\n", strrchr(found.v[i], '/') + 1);
+	}
+	return found.n ? -EEXIST : -ENOENT;
 }

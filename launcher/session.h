@@ -36,6 +36,14 @@ int session_create(const char *rundir, const char *project, struct session *s);
  * name), for the sweep of a crashed run. */
 int session_record(const struct session *s, const char *key, const char *value);
 
+/* The value session_record stored under KEY in DIR (malloc'ed). */
+int session_read_key(const char *dir, const char *key, char **value);
+
+/* The directory of the running session ID under RUNDIR, or with ID NULL of
+ * the only running one, that has recorded KEY. Says what is wrong when
+ * there is none, or several. */
+int session_find_live(const char *rundir, const char *id, const char *key, char **dir);
+
 /* Releases the lock and, with REMOVE, the session directory first (its
  * mounts must be gone: nothing here recurses, so a mount left behind is
  * never walked into). Without REMOVE, the next sandy's sweep cleans up. */
