@@ -6,6 +6,7 @@ pkgs=(build-essential meson ninja-build pkg-config clang
 	libfuse3-dev fuse3 libgit2-dev libpcre2-dev libcjson-dev libutf8proc-dev
 	git attr acl util-linux procps psmisc bindfs ripgrep
 	docker.io busybox-static bubblewrap openssh-client mmdebstrap podman catatonit
+	iproute2 curl dnsmasq-base nftables
 	cmake clang-format vim perl python3-venv python3-pytest
 	nodejs cargo rustfmt golang-go)
 # A nodejs from another source (NodeSource) ships its own npm; Debian's

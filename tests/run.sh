@@ -2,7 +2,7 @@
 # Runs every test against one build directory and prints the TAP totals.
 #
 # A test is a unit-test binary (BUILD/tests/unit/test_*) or a script
-# (tests/{cli,fs,attack,workflows,launcher}/*.sh), run through
+# (tests/{cli,fs,attack,workflows,launcher,network}/*.sh), run through
 # tests/run-one.sh (its environment, and complete TAP: "ok - ..." /
 # "not ok - ..." lines and a plan). A test exits non-zero when any case
 # failed. A test that exits non-zero without printing "not ok", or prints
@@ -23,7 +23,7 @@ tests=()
 for t in "$build"/tests/unit/test_*; do
 	[ -x "$t" ] && [ -f "$t" ] && tests+=("$t")
 done
-for t in "$src"/tests/{cli,fs,attack,workflows,launcher}/*.sh; do
+for t in "$src"/tests/{cli,fs,attack,workflows,launcher,network}/*.sh; do
 	[ -f "$t" ] && tests+=("$t")
 done
 

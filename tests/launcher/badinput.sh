@@ -48,6 +48,24 @@ fails "option without its value" "option '--image' needs a value" "$proj" --imag
 fails "'--' without a command" "no COMMAND after '--'" "$proj" --
 fails "two project directories" "more than one PROJECT_DIR" "$proj" "$base" -- echo ran
 
+fails "unknown --network" "unknown network 'lan' for --network (filtered, open, none)" \
+	--network=lan "$proj" -- echo ran
+SANDY_NETWORK=lan fails "unknown SANDY_NETWORK" "unknown network 'lan' in SANDY_NETWORK" \
+	"$proj" -- echo ran
+fails "a bad --allow" "bad domain 'x.test;id' for --allow" --allow 'x.test;id' "$proj" -- echo ran
+SANDY_NETWORK=filtered SANDY_ALLOW_DOMAINS='a.test $(id)' fails "a bad SANDY_ALLOW_DOMAINS" \
+	"bad domain '\$(id)' in SANDY_ALLOW_DOMAINS" "$proj" -- echo ran
+mkdir -p "$base/config"
+printf '{"allow": ["a.test",]}' >"$base/config/config.json"
+SANDY_NETWORK=filtered SANDY_CONFIG_DIR=$base/config fails "a malformed config.json" \
+	"cannot use '$base/config/config.json'" "$proj" -- echo ran
+printf '{"allow": ["a.test", "-rf"]}' >"$base/config/config.json"
+SANDY_NETWORK=filtered SANDY_CONFIG_DIR=$base/config fails "a bad domain in config.json" \
+	"bad domain '-rf' in \"allow\" of '$base/config/config.json'" "$proj" -- echo ran
+SANDY_NETWORK=filtered SANDY_GATEWAY_IMAGE=sandy-test-missing:0 fails "missing gateway image" \
+	"the network gateway's image 'sandy-test-missing:0' is not in docker" "$proj" -- echo ran
+SANDY_NETWORK=filtered SANDY_DNS_UPSTREAM=127.0.0.53 fails "a loopback SANDY_DNS_UPSTREAM" \
+	"bad address '127.0.0.53' in SANDY_DNS_UPSTREAM" "$proj" -- echo ran
 fails "missing image" "image 'sandy-test-missing:0' not found in docker" \
 	--image sandy-test-missing:0 "$proj" -- echo ran
 if ! docker image inspect sandy-agent:latest >/dev/null 2>&1; then

@@ -17,6 +17,9 @@ export SANDY_IMAGE=$TEST_IMAGE
 # The tests run as root; a sudo in the caller's past must not make sandy act
 # for another user (the cases that want that set these themselves).
 unset SUDO_UID SUDO_GID SUDO_USER
+# No network for the agent unless a test asks for it: the launcher's tests
+# need none, and the allowlist's gateway is tests/network's subject.
+export SANDY_NETWORK=none
 
 # Each test script has its own runtime directory, so that concurrent runs
 # of the suite (other build flavours, other users of this machine) never see,
