@@ -42,6 +42,8 @@ if docker info >/dev/null 2>&1; then
 		echo "demo: the agent image could not be built (is the network reachable?);" \
 			"using a local busybox image"
 		runtime=(--runtime=docker --image sandy-demo:busybox)
+		# The gateway's image may be missing too: no network then.
+		docker image inspect sandy-gateway:latest >/dev/null 2>&1 || runtime+=(--network=none)
 	else
 		runtime=(--runtime=none)
 	fi
@@ -53,7 +55,11 @@ step "sandy ${runtime[*]} $project -- sh -c '...'"
 	echo "/* added inside the sandbox */" >>src/hello.c && echo "allowed: src/hello.c"
 	echo "export EVIL=1" >.envrc || echo "denied: .envrc"
 	mkdir -p .vscode && echo "{}" >.vscode/tasks.json || echo "denied: .vscode/tasks.json"
-	echo "[core] fsmonitor = evil" >.git/config || echo "denied: .git/config"' </dev/null
+	echo "[core] fsmonitor = evil" >.git/config || echo "denied: .git/config"
+	if [ -e /run/sandy/POLICY.md ] && grep -q "^Network: only" /run/sandy/POLICY.md; then
+		getent hosts example.org >/dev/null 2>&1 || nslookup example.org >/dev/null 2>&1 ||
+			echo "refused: example.org (not on the network allowlist)"
+	fi' </dev/null
 
 step "on the host afterwards"
 echo "src/hello.c ends with: $(tail -n 1 "$project/src/hello.c")"

@@ -35,6 +35,8 @@ out=$("$SANDY" --rules "$rules" --no-detect --allow allowed.test "$proj" -- sh -
 	echo "sub_addr=$(resolve www.allowed.test)"
 	echo "direct_get=$(get '"$blocked"')"
 	grep "^Cap" /proc/self/status | tr -d "\t" | sed "s/^/cap_/"
+	grep -q "^    allowed.test\$" /run/sandy/POLICY.md && echo note_lists=yes
+	grep -q "sandy allow DOMAIN" /run/sandy/POLICY.md && echo note_allow=yes
 	' </dev/null 2>"$base/err1")
 rc=$?
 check_eq "a filtered session: exit status 0" 0 "$rc"
@@ -52,6 +54,8 @@ check "the upstream resolver saw the query for allowed.test" upstream_saw allowe
 check_fails "no query for blocked.test reached the upstream resolver" upstream_saw blocked.test
 check_fails "no query for $secret.blocked.test reached the upstream resolver" upstream_saw "$secret.blocked.test"
 check_fails "no query for www.allowed.test reached the upstream resolver" upstream_saw www.allowed.test
+check "the policy note lists allowed.test" grep -qx note_lists=yes <<<"$out"
+check "the policy note says how the user can allow more" grep -qx note_allow=yes <<<"$out"
 for c in Inh Prm Eff Bnd Amb; do
 	check_eq "the agent holds no capability (Cap$c)" 0000000000000000 \
 		"$(sed -n "s/^cap_Cap$c://p" <<<"$out")"
@@ -83,15 +87,20 @@ check "the summary lists the refused destination blocked.test" grep -q ' blocked
 check "the summary lists the refused address $blocked:80/tcp" grep -q " $blocked:80/tcp\$" "$base/err1"
 check "the gateway container is gone after the session" no_container "$proj"
 
-# 3. SANDY_ALLOW_DOMAINS: every entry, whatever separates them.
-out=$(SANDY_ALLOW_DOMAINS="a.test b.test,c.test" "$SANDY" -q --rules "$rules" --no-detect "$proj" -- \
-	sh -c "$probe"'for n in a.test b.test c.test x.test; do echo "$n=$(get "$(resolve $n)")"; done' \
+# 3. SANDY_ALLOW_DOMAINS: every entry, whatever separates them; and the
+# user's config.json.
+mkdir -p "$base/config"
+echo '{"allow": ["x.test"]}' >"$base/config/config.json"
+out=$(SANDY_CONFIG_DIR=$base/config SANDY_ALLOW_DOMAINS="a.test b.test,c.test" "$SANDY" -q \
+	--rules "$rules" --no-detect "$proj" -- \
+	sh -c "$probe"'for n in a.test b.test c.test x.test blocked.test; do echo "$n=$(get "$(resolve $n)")"; done' \
 	</dev/null 2>"$base/err3")
 for n in a.test b.test c.test; do
 	check_eq "SANDY_ALLOW_DOMAINS='a.test b.test,c.test' allows $n" "hello from $n" \
 		"$(sed -n "s/^$n=//p" <<<"$out")"
 done
-check_eq "... and nothing else (x.test)" "" "$(sed -n 's/^x.test=//p' <<<"$out")"
+check_eq "config.json's allow list allows x.test" "hello from x.test" "$(sed -n 's/^x.test=//p' <<<"$out")"
+check_eq "... and nothing else (blocked.test)" "" "$(sed -n 's/^blocked.test=//p' <<<"$out")"
 out=$(SANDY_ALLOW_DOMAINS="a.test;id" "$SANDY" -q --rules "$rules" --no-detect "$proj" -- true 2>&1 </dev/null)
 rc=$?
 check_eq "a bad SANDY_ALLOW_DOMAINS entry stops sandy (status 125)" 125 "$rc"
