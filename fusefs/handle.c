@@ -464,7 +464,14 @@ void sfs_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *in, off_t
 	int r = fd_to_change(req, ino, fi, "write", &io);
 
 	if (r < 0) {
+		struct sfs_fs *fs = fs_of(req);
 		fuse_reply_err(req, -r);
+		/* Opened without asking, a file the policy keeps may be mapped
+		 * shared and written in memory: the refused write-back must not
+		 * leave the changed pages readable. After the reply, which ends
+		 * the write-back the invalidation would otherwise wait for. */
+		if (r == -EROFS && fs->no_open && fs->se)
+			fuse_lowlevel_notify_inval_inode(fs->se, ino, 0, 0);
 		return;
 	}
 	on_fd(&out, io.fd, off);

@@ -89,6 +89,7 @@ int sfs_fs_new(int rootfd, const struct sfs_fs_config *cfg, struct sfs_policy *p
 
 int sfs_fs_start(struct sfs_fs *fs, struct fuse_session *se)
 {
+	fs->se = se;
 	return fs->watch ? sfs_watch_start(fs->watch, se) : 0;
 }
 
