@@ -37,6 +37,10 @@ int sandyfs_mount(const char *sandyfs, const struct strv *rule_args, bool allow_
 	r = strv_ok(r, strv_push(&argv, "mount"));
 	if (allow_other)
 		r = strv_ok(r, strv_push(&argv, "--allow-other"));
+	/* Opens without a round trip to the daemon each (rg, tar, builds open
+	 * every file): a file the policy keeps is then refused at its first
+	 * write, truncate or allocation rather than at open. */
+	r = strv_ok(r, strv_push(&argv, "--lazy-open"));
 	r = strv_ok(r, strv_push(&argv, "--pid-file"));
 	r = strv_ok(r, strv_push(&argv, pidfile));
 	r = strv_ok(r, strv_push(&argv, "--audit"));
