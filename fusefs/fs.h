@@ -37,8 +37,8 @@ struct sfs_fs {
 	 * directories; for files only with --lazy-open, since the policy
 	 * then sees the writes rather than the open. */
 	bool no_open, no_opendir;
-	/* For notifications outside the watcher (set by sfs_fs_start). */
-	struct fuse_session *se;
+	/* Invalidations sent after a reply (started by sfs_fs_start). */
+	struct sfs_deferred *deferred;
 	/* The kernel leaves the umask to us (POSIX ACLs, dont_mask). */
 	bool posix_acl;
 	/* Files just created, kept open a little while: with no_open the

@@ -4,6 +4,7 @@
  * request works on, and the handlers of that I/O (read, write, fsync,
  * fallocate, copy_file_range, lseek). The rules of ops.c hold here too. */
 #include "fs.h"
+#include "deferred.h"
 #include "compat.h"
 #include "creds.h"
 #include "guard.h"
@@ -468,10 +469,10 @@ void sfs_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *in, off_t
 		fuse_reply_err(req, -r);
 		/* Opened without asking, a file the policy keeps may be mapped
 		 * shared and written in memory: the refused write-back must not
-		 * leave the changed pages readable. After the reply, which ends
-		 * the write-back the invalidation would otherwise wait for. */
-		if (r == -EROFS && fs->no_open && fs->se)
-			fuse_lowlevel_notify_inval_inode(fs->se, ino, 0, 0);
+		 * leave the changed pages readable. Once the reply has ended the
+		 * write-back, which the invalidation waits for. */
+		if (r == -EROFS && fs->no_open)
+			sfs_deferred_inval_data(fs->deferred, ino);
 		return;
 	}
 	on_fd(&out, io.fd, off);

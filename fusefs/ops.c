@@ -18,6 +18,7 @@
 #include "fs.h"
 #include "compat.h"
 #include "creds.h"
+#include "deferred.h"
 #include "guard.h"
 #include "inode.h"
 #include "owner.h"
@@ -89,7 +90,10 @@ int sfs_fs_new(int rootfd, const struct sfs_fs_config *cfg, struct sfs_policy *p
 
 int sfs_fs_start(struct sfs_fs *fs, struct fuse_session *se)
 {
-	fs->se = se;
+	int r = sfs_deferred_start(se, &fs->deferred);
+
+	if (r < 0)
+		return r;
 	return fs->watch ? sfs_watch_start(fs->watch, se) : 0;
 }
 
@@ -97,6 +101,8 @@ void sfs_fs_stop(struct sfs_fs *fs)
 {
 	sfs_watch_free(fs->watch);
 	fs->watch = NULL;
+	sfs_deferred_stop(fs->deferred);
+	fs->deferred = NULL;
 }
 
 void sfs_fs_free(struct sfs_fs *fs)
