@@ -229,13 +229,24 @@ static int load_policy(const struct sfs_mount_opts *o, const char *source, struc
 	return 0;
 }
 
+/* FUSE over io_uring: requests come through rings shared with the kernel
+ * instead of a read and a write of /dev/fuse each. libfuse 3.18 and newer
+ * speak it; the kernel offers it only when root has switched it on
+ * (/sys/module/fuse/parameters/enable_uring), and without it the mount
+ * works as before. */
+#if FUSE_VERSION >= FUSE_MAKE_VERSION(3, 18)
+#define IO_URING_OPT ",io_uring"
+#else
+#define IO_URING_OPT ""
+#endif
+
 static int build_fuse_args(const struct sfs_mount_opts *o, struct fuse_args *args)
 {
 	char opts[4096];
 	/* The kernel checks permissions from the attributes it caches: the
 	 * files it opens without asking (no_open) are checked too. */
 	int n = snprintf(opts, sizeof(opts),
-			 "fsname=sandyfs,subtype=sandyfs,default_permissions%s%s%s",
+			 "fsname=sandyfs,subtype=sandyfs,default_permissions" IO_URING_OPT "%s%s%s",
 			 o->allow_other ? ",allow_other" : "", o->fuse_opts ? "," : "",
 			 o->fuse_opts ? o->fuse_opts : "");
 

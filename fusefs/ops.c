@@ -320,6 +320,13 @@ static void sfs_init(void *userdata, struct fuse_conn_info *conn)
 	conn->want &= ~FUSE_CAP_WRITEBACK_CACHE;
 	/* Locks are kept by the kernel, among the mount's users. */
 	conn->want &= ~(FUSE_CAP_POSIX_LOCKS | FUSE_CAP_FLOCK_LOCKS);
+#if FUSE_VERSION >= FUSE_MAKE_VERSION(3, 17)
+	/* Clearing set-id bits and capabilities on a write is the host's
+	 * business, where the write lands as the caller: the kernel need not
+	 * ask for security.capability before every write. */
+	if (conn->capable & FUSE_CAP_HANDLE_KILLPRIV_V2)
+		conn->want |= FUSE_CAP_HANDLE_KILLPRIV_V2;
+#endif
 	conn->time_gran = 1;
 }
 

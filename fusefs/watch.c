@@ -114,8 +114,16 @@ bool sfs_watch_dir(struct sfs_watch *w, struct sfs_node *n, int dirfd, const cha
  * it) must not turn a process's working directory into a deleted one. */
 static void name_changed(struct sfs_watch *w, uint64_t dir, const char *name)
 {
+#if FUSE_VERSION >= FUSE_MAKE_VERSION(3, 17)
+	/* libfuse 3.17 split the call: expiring has a function of its own. */
+	if (atomic_load(&w->expire_only))
+		fuse_lowlevel_notify_expire_entry(w->se, dir, name, strlen(name));
+	else
+		fuse_lowlevel_notify_inval_entry(w->se, dir, name, strlen(name));
+#else
 	fuse_lowlevel_notify_expire_entry(w->se, dir, name, strlen(name),
 					  atomic_load(&w->expire_only) ? FUSE_LL_EXPIRE_ONLY : 0);
+#endif
 }
 
 struct entry_list {

@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # Configures and builds one flavour of the tree.
-#   scripts/build.sh [normal|fallback|asan|fuzz]   (default: normal)
+#   scripts/build.sh [normal|fallback|asan|fuzz|bundled]   (default: normal)
 # normal   -> build/          the binary users run
 # fallback -> build-fallback/ the portability layer without O_PATH, openat2, /proc
 # asan     -> build-asan/     AddressSanitizer + UndefinedBehaviorSanitizer
 # fuzz     -> build-fuzz/     clang, plus the libFuzzer targets (tests/fuzz)
+# bundled  -> build-bundled/  libfuse 3.18.3 built in (subprojects/libfuse.wrap,
+#                             downloaded from Debian's archive at setup): FUSE
+#                             over io_uring, no security.capability lookup per write
 set -eu
 cd "$(dirname "$0")/.."
 flavour=${1:-normal}
@@ -14,8 +17,9 @@ normal) dir=build opts=() ;;
 fallback) dir=build-fallback opts=(-Dportable_fallback=true) ;;
 asan) dir=build-asan opts=(-Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debug) ;;
 fuzz) dir=build-fuzz opts=(-Dfuzz=true) setup_env=(CC=clang) ;;
+bundled) dir=build-bundled opts=(-Dlibfuse=bundled) ;;
 *)
-	echo "build.sh: unknown flavour '$flavour' (normal, fallback, asan, fuzz)" >&2
+	echo "build.sh: unknown flavour '$flavour' (normal, fallback, asan, fuzz, bundled)" >&2
 	exit 2
 	;;
 esac

@@ -3,7 +3,7 @@
 # does nothing when everything is present already.
 set -eu
 pkgs=(build-essential meson ninja-build pkg-config clang
-	libfuse3-dev fuse3 libgit2-dev libpcre2-dev libcjson-dev libutf8proc-dev
+	libfuse3-dev fuse3 libgit2-dev libpcre2-dev libcjson-dev libutf8proc-dev liburing-dev libnuma-dev
 	git attr acl util-linux procps psmisc bindfs ripgrep
 	docker.io busybox-static bubblewrap openssh-client mmdebstrap podman catatonit
 	iproute2 curl dnsmasq-base nftables

@@ -7,22 +7,26 @@
 # RSS and fd count, then does it all again on a tmpfs copy.
 #
 #   tests/bench/bench.sh [--runs N] [--quick] [--no-tmpfs | --tmpfs-only]
+#                        [--flavour normal|bundled]
 # Run as root from the repository root (it mounts tmpfs and bindfs).
+# --flavour bundled measures sandyfs built with libfuse 3.18.3
+# (scripts/build.sh bundled), over io_uring when the fuse module has it on.
 set -eu
 cd "$(dirname "$0")/../.."
-runs=5 quick=0 tmpfs=1 ext4=1
+runs=5 quick=0 tmpfs=1 ext4=1 flavour=normal
 while [ $# -gt 0 ]; do
 	case $1 in
 	--runs) runs=$2; shift ;;
 	--quick) quick=1 runs=3 ;;
 	--no-tmpfs) tmpfs=0 ;;
 	--tmpfs-only) ext4=0 ;;
+	--flavour) flavour=$2; shift ;;
 	*) echo "bench.sh: unknown option '$1'" >&2; exit 2 ;;
 	esac
 	shift
 done
 scripts/deps.sh
-build=$(scripts/build.sh normal)
+build=$(scripts/build.sh "$flavour")
 sandyfs=$PWD/$build/fusefs/sandyfs
 repo=$PWD
 work=/var/tmp/sandy-bench

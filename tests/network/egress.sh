@@ -167,7 +167,7 @@ check_eq "... and its server saw no new request" "$hits" "$(http_hits blocked.te
 
 # Loki: the same records, pushed to a test receiver.
 lokiport=$((20000 + $$ % 20000))
-timeout 300 "$PYTHON" -u "$SANDY_SRC/tests/network/httpd.py" 127.0.0.1 "$lokiport" --loki "$base/loki.jsonl" \
+"$PYTHON" -u "$SANDY_SRC/tests/network/httpd.py" 127.0.0.1 "$lokiport" --loki "$base/loki.jsonl" \
 	>"$base/loki.log" 2>&1 &
 kill_at_exit $!
 wait_until 10000 grep -q listening "$base/loki.log"
