@@ -90,6 +90,12 @@ void sfs_deferred_inval_data(struct sfs_deferred *d, uint64_t ino)
 	pthread_mutex_unlock(&d->lock);
 }
 
+void sfs_deferred_inval_now(struct sfs_deferred *d, uint64_t ino)
+{
+	if (d)
+		fuse_lowlevel_notify_inval_inode(d->se, ino, 0, 0);
+}
+
 void sfs_deferred_stop(struct sfs_deferred *d)
 {
 	if (!d)

@@ -455,6 +455,17 @@ static int fd_to_change(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *f
 	return r < 0 ? r : fs_io_fd_get(fs_of(req), n, fi, O_WRONLY, io);
 }
 
+/* Whether REQ came through FUSE over io_uring (libfuse 3.18 and newer). */
+static bool request_over_uring(fuse_req_t req)
+{
+#if FUSE_VERSION >= FUSE_MAKE_VERSION(3, 18)
+	return fuse_req_is_uring(req);
+#else
+	(void)req;
+	return false;
+#endif
+}
+
 void sfs_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *in, off_t off,
 		   struct fuse_file_info *fi)
 {
@@ -466,13 +477,18 @@ void sfs_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *in, off_t
 
 	if (r < 0) {
 		struct sfs_fs *fs = fs_of(req);
+		bool uring = request_over_uring(req);
 		fuse_reply_err(req, -r);
 		/* Opened without asking, a file the policy keeps may be mapped
 		 * shared and written in memory: the refused write-back must not
-		 * leave the changed pages readable. Once the reply has ended the
-		 * write-back, which the invalidation waits for. */
-		if (r == -EROFS && fs->no_open)
+		 * leave the changed pages readable. Dropping them waits for the
+		 * write-back to end, which the reply does: over /dev/fuse it is
+		 * in the kernel now; over io_uring only once this worker is
+		 * back at its ring, so another thread does it then. */
+		if (r == -EROFS && fs->no_open && uring)
 			sfs_deferred_inval_data(fs->deferred, ino);
+		else if (r == -EROFS && fs->no_open)
+			sfs_deferred_inval_now(fs->deferred, ino);
 		return;
 	}
 	on_fd(&out, io.fd, off);
