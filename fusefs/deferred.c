@@ -6,6 +6,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <time.h>
 
 struct sfs_deferred {
 	struct fuse_session *se;
@@ -104,7 +105,20 @@ void sfs_deferred_stop(struct sfs_deferred *d)
 	d->stop = true;
 	pthread_cond_signal(&d->wake);
 	pthread_mutex_unlock(&d->lock);
+#ifdef __GLIBC__
+	/* An invalidation waiting for a write-back whose reply never reached
+	 * the kernel ends only at the unmount, which comes after this: the
+	 * thread is left to it rather than waited for. */
+	struct timespec until;
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += 2;
+	if (pthread_timedjoin_np(d->thread, NULL, &until) != 0) {
+		pthread_detach(d->thread);
+		return;
+	}
+#else
 	pthread_join(d->thread, NULL);
+#endif
 	pthread_cond_destroy(&d->wake);
 	pthread_mutex_destroy(&d->lock);
 	free(d->ids);
