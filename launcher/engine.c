@@ -99,7 +99,7 @@ static char *mount_field(const char *key, const char *value)
 	return s;
 }
 
-static int push_bind(struct strv *argv, const char *src, const char *dst, const char *extra)
+int engine_push_bind(struct strv *argv, const char *src, const char *dst, const char *extra)
 {
 	cleanup_free char *s = mount_field("source", src);
 	cleanup_free char *d = mount_field("target", dst);
@@ -174,15 +174,15 @@ static int run_argv(const struct container_spec *c, struct strv *argv)
 	}
 	if (r < 0)
 		return r;
-	r = push_bind(argv, c->workspace, "/workspace",
-		      c->rslave ? "bind-propagation=rslave" : NULL);
+	r = engine_push_bind(argv, c->workspace, "/workspace",
+			     c->rslave ? "bind-propagation=rslave" : NULL);
 	if (r == 0 && c->audit)
-		r = push_bind(argv, c->audit, "/run/sandy/denials.jsonl", "readonly");
+		r = engine_push_bind(argv, c->audit, "/run/sandy/denials.jsonl", "readonly");
 	if (r == 0 && c->policy)
-		r = push_bind(argv, c->policy, "/run/sandy/POLICY.md", "readonly");
+		r = engine_push_bind(argv, c->policy, "/run/sandy/POLICY.md", "readonly");
 	for (size_t i = 0; r == 0 && i < c->world->n_mounts; i++) {
 		const struct world_mount *m = &c->world->mounts[i];
-		r = push_bind(argv, m->source, m->target, m->readonly ? "readonly" : NULL);
+		r = engine_push_bind(argv, m->source, m->target, m->readonly ? "readonly" : NULL);
 	}
 	r = strv_ok(r, strv_push(argv, "--workdir=/workspace"));
 	r = strv_ok(r, strv_push(argv, c->image));

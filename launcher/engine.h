@@ -40,6 +40,10 @@ int engine_check(const char *engine, bool quiet);
 /* 0 when IMAGE is present in ENGINE; otherwise says how to build it. */
 int engine_image_check(const char *engine, const char *image);
 
+/* Appends "--mount type=bind,source=SRC,target=DST[,EXTRA]" to ARGV,
+ * quoting what --mount's CSV syntax needs quoted. */
+int engine_push_bind(struct strv *argv, const char *src, const char *dst, const char *extra);
+
 /* Starts the foreground client (`ENGINE run ...` for the container SPEC
  * describes); it ends when the container does, with the command's status. */
 int engine_run(const struct container_spec *spec, pid_t *client);

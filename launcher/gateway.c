@@ -276,11 +276,8 @@ static int run_gateway(const struct gateway_spec *spec, struct gateway *g)
 	r = strv_ok(r, strv_push(&argv, "--sysctl=net.ipv6.conf.all.disable_ipv6=1"));
 	r = strv_ok(r, strv_push(&argv, "--memory=256m"));
 	r = strv_ok(r, strv_push(&argv, "--pids-limit=64"));
-	r = strv_ok(r, strv_push(&argv, "--mount"));
-	r = strv_ok(r, strv_pushf(&argv, "type=bind,source=%s,target=" GATEWAY_NETDIR ",readonly",
-				  g->netdir));
-	r = strv_ok(r, strv_push(&argv, "--mount"));
-	r = strv_ok(r, strv_pushf(&argv, "type=bind,source=%s,target=" GATEWAY_LOGDIR, g->logdir));
+	r = strv_ok(r, engine_push_bind(&argv, g->netdir, GATEWAY_NETDIR, "readonly"));
+	r = strv_ok(r, engine_push_bind(&argv, g->logdir, GATEWAY_LOGDIR, NULL));
 	r = strv_ok(r, strv_push(&argv, spec->image));
 	r = strv_ok(r, strv_push(&argv, GATEWAY_ENTRY));
 	if (r < 0)
@@ -288,11 +285,9 @@ static int run_gateway(const struct gateway_spec *spec, struct gateway *g)
 	int status =
 		proc_run(argv.v, PROC_IN_NULL | PROC_OUT_NULL | PROC_ERR_CAPTURE, NULL, &errout);
 	if (status != 0) {
-		size_t n = errout ? strcspn(errout, "\n") : 0;
-		sandy_error("cannot start the network gateway '%s': %.*s", g->name, (int)n,
-			    status < 0 ? strerror(-status)
-			    : errout   ? errout
-				       : "");
+		const char *why = status < 0 ? strerror(-status) : errout ? errout : "";
+		sandy_error("cannot start the network gateway '%s': %.*s", g->name,
+			    (int)strcspn(why, "\n"), why);
 		return -EIO;
 	}
 	g->running = true;
