@@ -111,6 +111,24 @@ int engine_push_bind(struct strv *argv, const char *src, const char *dst, const 
 				     extra ? extra : ""));
 }
 
+int engine_push_ulimits(struct strv *argv, const char *engine, unsigned pids)
+{
+	struct rlimit nofile;
+	int r = 0;
+
+	/* podman asks for file and process limits of its own (2^20 files),
+	 * which a host with lower hard limits refuses to grant: the user's
+	 * file limit instead, and the process limit the pids cap already
+	 * sets. */
+	if (strcmp(engine, "podman") != 0)
+		return 0;
+	if (getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_max != RLIM_INFINITY)
+		r = strv_pushf(argv, "--ulimit=nofile=%llu:%llu",
+			       (unsigned long long)nofile.rlim_cur,
+			       (unsigned long long)nofile.rlim_max);
+	return strv_ok(r, strv_pushf(argv, "--ulimit=nproc=%u:%u", pids, pids));
+}
+
 /* The full `ENGINE run ...` argv for the container C describes. */
 static int run_argv(const struct container_spec *c, struct strv *argv)
 {
@@ -143,18 +161,7 @@ static int run_argv(const struct container_spec *c, struct strv *argv)
 	r = strv_ok(r, strv_pushf(argv, "--memory-swap=%llu", c->limits.memory));
 	r = strv_ok(r, strv_pushf(argv, "--cpus=%u", c->limits.cpus));
 	r = strv_ok(r, strv_pushf(argv, "--pids-limit=%u", c->limits.pids));
-	/* podman asks for file and process limits of its own (2^20 files),
-	 * which a host with lower hard limits refuses to grant: the user's
-	 * file limit instead, and the process limit the pids cap already
-	 * sets. */
-	struct rlimit nofile;
-	if (podman && getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_max != RLIM_INFINITY)
-		r = strv_ok(r, strv_pushf(argv, "--ulimit=nofile=%llu:%llu",
-					  (unsigned long long)nofile.rlim_cur,
-					  (unsigned long long)nofile.rlim_max));
-	if (podman)
-		r = strv_ok(r, strv_pushf(argv, "--ulimit=nproc=%u:%u", c->limits.pids,
-					  c->limits.pids));
+	r = strv_ok(r, engine_push_ulimits(argv, c->engine, c->limits.pids));
 	r = strv_ok(r, strv_push(argv, "--tmpfs=/tmp:rw,nosuid,nodev,exec,mode=1777"));
 	/* A value the client has in its own environment (an API key) goes by
 	 * name only, so that it never shows in a process listing; sandy's own

@@ -44,6 +44,10 @@ int engine_image_check(const char *engine, const char *image);
  * quoting what --mount's CSV syntax needs quoted. */
 int engine_push_bind(struct strv *argv, const char *src, const char *dst, const char *extra);
 
+/* Appends the --ulimit options ENGINE needs for a container with at most
+ * PIDS processes (podman's own defaults exceed what many hosts grant). */
+int engine_push_ulimits(struct strv *argv, const char *engine, unsigned pids);
+
 /* Starts the foreground client (`ENGINE run ...` for the container SPEC
  * describes); it ends when the container does, with the command's status. */
 int engine_run(const struct container_spec *spec, pid_t *client);

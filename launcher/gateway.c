@@ -276,6 +276,7 @@ static int run_gateway(const struct gateway_spec *spec, struct gateway *g)
 	r = strv_ok(r, strv_push(&argv, "--sysctl=net.ipv6.conf.all.disable_ipv6=1"));
 	r = strv_ok(r, strv_push(&argv, "--memory=256m"));
 	r = strv_ok(r, strv_push(&argv, "--pids-limit=64"));
+	r = strv_ok(r, engine_push_ulimits(&argv, spec->engine, 64));
 	r = strv_ok(r, engine_push_bind(&argv, g->netdir, GATEWAY_NETDIR, "readonly"));
 	r = strv_ok(r, engine_push_bind(&argv, g->logdir, GATEWAY_LOGDIR, NULL));
 	r = strv_ok(r, strv_push(&argv, spec->image));

@@ -6,8 +6,8 @@
 # IPv6 goes nowhere but loopback, SANDY_ALLOW_DOMAINS takes every entry,
 # the agent holds no capability and cannot change the rules, and every
 # query and connection attempt is one JSON record in the egress log, the
-# summary's counts and Loki's copy included. --network=open and none do
-# what they say.
+# summary's counts and Loki's copy included; the same gateway under
+# podman. --network=open and none do what they say.
 source "$SANDY_SRC/tests/network/internet.bash"
 require_docker
 unset SANDY_NETWORK
@@ -184,6 +184,27 @@ check "the pushed streams are labelled with the session" "$PYTHON" -c 'import js
 for l in open(sys.argv[1]):
     for s in json.loads(l)["streams"]:
         assert s["stream"]["job"] == "sandy" and s["stream"]["session"] and s["stream"]["verdict"]' "$base/loki.jsonl"
+
+# podman (rootful): the same gateway, its image copied from docker's store.
+if ENGINE=podman "$SANDY_SRC/launcher/container/busybox-image.sh" "$TEST_IMAGE" >/dev/null 2>&1 &&
+	{ podman image inspect sandy-gateway:latest >/dev/null 2>&1 ||
+		docker save sandy-gateway:latest | podman load >/dev/null 2>&1; }; then
+	ok "podman has the test image and the gateway image"
+else
+	not_ok "podman has the test image and the gateway image"
+fi
+at_exit "podman ps -aq --filter 'label=sandy.project=$(realpath "$proj")' | xargs -r podman rm -f >/dev/null 2>&1"
+out=$("$SANDY" -q --runtime=podman --rules "$rules" --no-detect --allow allowed.test "$proj" -- \
+	sh -c "$probe"'echo "allowed=$(get "$(resolve allowed.test)")"; echo "blocked=$(resolve blocked.test)"
+	echo "direct=$(get '"$blocked"')"; grep "^CapEff" /proc/self/status | tr -d "\t"' </dev/null 2>&1)
+check_eq "podman: allowed.test answers through the gateway" "hello from allowed.test" \
+	"$(sed -n 's/^allowed=//p' <<<"$out")"
+check_eq "podman: blocked.test does not resolve" "" "$(sed -n 's/^blocked=//p' <<<"$out")"
+check_eq "podman: blocked.test's address does not answer" "" "$(sed -n 's/^direct=//p' <<<"$out")"
+check_eq "podman: the agent holds no capability" "CapEff:0000000000000000" "$(grep '^CapEff' <<<"$out")"
+check "podman: no container is left" \
+	eval '[ -z "$(podman ps -aq --filter "label=sandy.project=$(realpath "$proj")")" ]'
+[ "$_failed" = 0 ] || sed 's/^/# /' <<<"$out"
 
 # --network=none: no interface but loopback, no resolver.
 out=$("$SANDY" -q --network=none --rules "$rules" --no-detect "$proj" -- sh -c "$probe"'
