@@ -8,14 +8,6 @@
 #include <stdbool.h>
 #include <string.h>
 
-/* What the note says of the policy. */
-struct policy_summary {
-	struct strv write_globs;   /* writable rules' patterns */
-	struct strv private_globs; /* private rules' patterns */
-	struct strv sources;	   /* the rule sources' names */
-	bool owned;		   /* what the agent creates is its own */
-};
-
 static bool strv_has(const struct strv *s, const char *str)
 {
 	for (size_t i = 0; i < s->n; i++)
@@ -36,7 +28,7 @@ static const char *string_item(const cJSON *o, const char *key)
 	return cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
-static void summary_free(struct policy_summary *s)
+void policy_rules_free(struct policy_rules *s)
 {
 	strv_free(&s->write_globs);
 	strv_free(&s->private_globs);
@@ -48,7 +40,7 @@ static void summary_free(struct policy_summary *s)
  * writable and private rules and the names of the rule sources, in order,
  * without duplicates, and whether ownership is on (also when the output
  * does not say). */
-static int parse_rules(const char *json, struct policy_summary *out)
+static int parse_rules(const char *json, struct policy_rules *out)
 {
 	cJSON *root = cJSON_Parse(json);
 	const cJSON *e;
@@ -82,32 +74,16 @@ static int parse_rules(const char *json, struct policy_summary *out)
 	return r;
 }
 
-/* Asks sandyfs for the merged policy. Empty lists when it cannot say: the
- * note then describes the policy without them. */
-static void fetch_policy(const struct policy_note *n, struct policy_summary *p)
+void policy_rules_fetch(const char *sandyfs, const struct strv *rule_args, const char *project,
+			struct policy_rules *out)
 {
 	cleanup_strv struct strv argv = {0};
-	cleanup_free char *out = NULL;
+	cleanup_free char *json = NULL;
 
-	p->owned = true;
-	if (sandyfs_query_argv(&argv, n->sandyfs, "rules", true, n->rule_args, n->project) == 0 &&
-	    proc_run(argv.v, PROC_IN_NULL | PROC_OUT_CAPTURE | PROC_ERR_NULL, &out, NULL) == 0)
-		parse_rules(out, p);
-}
-
-int policy_rule_sources(const char *sandyfs, const struct strv *rule_args, const char *project,
-			struct strv *out)
-{
-	struct policy_note n = {.sandyfs = sandyfs, .rule_args = rule_args, .project = project};
-	struct policy_summary p = {0};
-	int r = 0;
-
-	if (sandyfs)
-		fetch_policy(&n, &p);
-	for (size_t i = 0; r == 0 && i < p.sources.n; i++)
-		r = strv_push(out, p.sources.v[i]);
-	summary_free(&p);
-	return r;
+	*out = (struct policy_rules){.owned = true};
+	if (sandyfs_query_argv(&argv, sandyfs, "rules", true, rule_args, project) == 0 &&
+	    proc_run(argv.v, PROC_IN_NULL | PROC_OUT_CAPTURE | PROC_ERR_NULL, &json, NULL) == 0)
+		parse_rules(json, out);
 }
 
 static void network_section(FILE *f, const struct policy_note *n)
@@ -158,7 +134,7 @@ static void world_section(FILE *f, const struct policy_note *n)
 
 int policy_note_text(const struct policy_note *n, char **text)
 {
-	struct policy_summary p = {0};
+	const struct policy_rules *p = n->rules;
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
@@ -166,30 +142,29 @@ int policy_note_text(const struct policy_note *n, char **text)
 	if (!f)
 		return -ENOMEM;
 	fprintf(f, "# What you may write in %s\n\n", n->workspace);
-	if (!n->sandyfs) {
+	if (!p) {
 		fprintf(f, "This session serves the project through a plain bind mount: no write\n"
 			   "policy applies, everything the file permissions allow is writable.\n");
 		goto done;
 	}
-	fetch_policy(n, &p);
 	fprintf(f, "This project is served by sandyfs with an inverted write policy: you may\n"
 		   "change the files that were there before you only where these globs match\n"
 		   "(gitignore syntax):\n\n");
-	for (size_t i = 0; i < p.write_globs.n; i++)
-		fprintf(f, "    %s\n", p.write_globs.v[i]);
-	if (p.write_globs.n == 0)
+	for (size_t i = 0; i < p->write_globs.n; i++)
+		fprintf(f, "    %s\n", p->write_globs.v[i]);
+	if (p->write_globs.n == 0)
 		fprintf(f, "    (the list could not be read when the session started)\n");
-	if (p.owned)
+	if (p->owned)
 		fprintf(f,
 			"\nWhat you create yourself, anywhere outside the protected names below\n"
 			"(temporary files, objects, binaries, new directories), is yours: you\n"
 			"may change, rename and remove it, in this session and later ones. A\n"
 			"file that was there before you and that no glob matches stays\n"
 			"read-only: your own file cannot be renamed over it.\n");
-	if (p.private_globs.n) {
+	if (p->private_globs.n) {
 		fprintf(f, "\nThese directories are private to the sandbox:");
-		for (size_t i = 0; i < p.private_globs.n; i++)
-			fprintf(f, "%s %s", i ? "," : "", p.private_globs.v[i]);
+		for (size_t i = 0; i < p->private_globs.n; i++)
+			fprintf(f, "%s %s", i ? "," : "", p->private_globs.v[i]);
 		fprintf(f,
 			".\nThey are kept outside the project (the host never sees or runs what\n"
 			"they hold), and survive the session: install dependencies and build\n"
@@ -206,15 +181,14 @@ int policy_note_text(const struct policy_note *n, char **text)
 		"Each denial is recorded, one JSON line with the path, the deciding rule and\n"
 		"the reason, in %s (also $SANDY_DENIALS).\n",
 		n->denials);
-	if (p.sources.n) {
+	if (p->sources.n) {
 		fprintf(f, "\nRules in effect:");
-		for (size_t i = 0; i < p.sources.n; i++)
-			fprintf(f, "%s %s", i ? "," : "", p.sources.v[i]);
+		for (size_t i = 0; i < p->sources.n; i++)
+			fprintf(f, "%s %s", i ? "," : "", p->sources.v[i]);
 		fprintf(f, ".\n");
 	}
 done:
 	world_section(f, n);
-	summary_free(&p);
 	if (fclose(f) != 0) {
 		free(buf);
 		return -ENOMEM;

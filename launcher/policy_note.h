@@ -9,23 +9,31 @@
 
 #include <stdbool.h>
 
+/* The merged policy as `sandyfs rules --json` gives it: what the note says
+ * of it, and the rule sources the allowlist's registries come from. */
+struct policy_rules {
+	struct strv write_globs;   /* writable rules' patterns */
+	struct strv private_globs; /* private rules' patterns */
+	struct strv sources;	   /* the rule sources' names ("base", "node", ...) */
+	bool owned;		   /* what the agent creates is its own */
+};
+
+/* Asks SANDYFS for the policy it serves PROJECT with. Empty lists when it
+ * cannot say: the note then describes the policy without them. */
+void policy_rules_fetch(const char *sandyfs, const struct strv *rule_args, const char *project,
+			struct policy_rules *out);
+void policy_rules_free(struct policy_rules *r);
+
 struct policy_note {
-	const char *sandyfs; /* NULL with --fs=bind: there is no policy */
-	const struct strv *rule_args;
-	const char *project;
-	const char *workspace; /* the project's path as the agent sees it */
-	const char *denials;   /* the audit log's path as the agent sees it */
-	const char *home;      /* the agent's home as it sees it */
-	bool shared;	       /* ~/shared is mounted */
-	bool container;	       /* a container; else the bubblewrap sandbox */
+	const struct policy_rules *rules; /* NULL with --fs=bind: there is no policy */
+	const char *workspace;		  /* the project's path as the agent sees it */
+	const char *denials;		  /* the audit log's path as the agent sees it */
+	const char *home;		  /* the agent's home as it sees it */
+	bool shared;			  /* ~/shared is mounted */
+	bool container;			  /* a container; else the bubblewrap sandbox */
 	enum egress_mode network;
 	const struct strv *allow; /* the allowlist, when filtered */
 };
-
-/* The names of the rule sources sandyfs uses for the project ("base",
- * "node", ...), for the allowlist's registries. Empty when it cannot say. */
-int policy_rule_sources(const char *sandyfs, const struct strv *rule_args, const char *project,
-			struct strv *out);
 
 /* The note's text (malloc'ed). */
 int policy_note_text(const struct policy_note *n, char **out);

@@ -46,7 +46,8 @@ struct run {
 	struct sandyfs_daemon daemon;
 	struct git_snapshot *launch;
 	char *container;
-	struct strv allow; /* the network allowlist */
+	struct policy_rules rules; /* what sandyfs serves, when it does */
+	struct strv allow;	   /* the network allowlist */
 	struct gateway gateway;
 	const char *gateway_image;
 	int sigfd;
@@ -310,9 +311,7 @@ static int write_policy_note(struct run *r)
 {
 	cleanup_free char *text = NULL;
 	struct policy_note n = {
-		.sandyfs = r->sandyfs,
-		.rule_args = &r->o->rule_args,
-		.project = r->project,
+		.rules = r->sandyfs ? &r->rules : NULL,
 		.workspace = r->engine ? "/workspace" : r->project,
 		.denials = r->engine ? "/run/sandy/denials.jsonl" : r->s.audit,
 		.home = r->world.home,
@@ -427,14 +426,10 @@ static void announce(const struct run *r)
 
 static int choose_allowlist(struct run *r)
 {
-	cleanup_strv struct strv sources = {0};
-
 	if (r->o->network != EGRESS_FILTERED)
 		return 0;
-	if (policy_rule_sources(r->sandyfs, &r->o->rule_args, r->project, &sources) < 0 ||
-	    gateway_allowlist(r->o->agent, &sources, &r->o->allow_args, &r->user, &r->allow) < 0)
-		return -EINVAL;
-	return 0;
+	return gateway_allowlist(r->o->agent, &r->rules.sources, &r->o->allow_args, &r->user,
+				 &r->allow);
 }
 
 /* The network gateway the container joins; without a container, what
@@ -522,6 +517,9 @@ static int setup(struct run *r)
 		return e;
 	if ((e = build_world(r)) < 0)
 		return e;
+	/* Asked once: the note says it, the allowlist's registries follow it. */
+	if (r->sandyfs)
+		policy_rules_fetch(r->sandyfs, &r->o->rule_args, r->project, &r->rules);
 	if ((e = choose_allowlist(r)) < 0)
 		return e;
 	if ((e = write_policy_note(r)) < 0)
@@ -712,5 +710,6 @@ out:
 	world_free(&r.world);
 	gateway_free(&r.gateway);
 	strv_free(&r.allow);
+	policy_rules_free(&r.rules);
 	return status;
 }
