@@ -58,13 +58,17 @@ int engine_check(const char *engine, bool quiet)
 	return -EHOSTDOWN;
 }
 
-int engine_image_check(const char *engine, const char *image)
+bool engine_has_image(const char *engine, const char *image)
 {
 	char *argv[] = {(char *)engine, "image", "inspect",	"--format",
 			"{{.Id}}",	"--",	 (char *)image, NULL};
-	int status = proc_run(argv, PROC_IN_NULL | PROC_OUT_NULL | PROC_ERR_NULL, NULL, NULL);
 
-	if (status == 0)
+	return proc_run(argv, PROC_IN_NULL | PROC_OUT_NULL | PROC_ERR_NULL, NULL, NULL) == 0;
+}
+
+int engine_image_check(const char *engine, const char *image)
+{
+	if (engine_has_image(engine, image))
 		return 0;
 	if (!strcmp(image, SANDY_DEFAULT_IMAGE))
 		sandy_error(

@@ -37,6 +37,9 @@ struct container_spec {
  * QUIET, says what is wrong and how to fix it. */
 int engine_check(const char *engine, bool quiet);
 
+/* Whether IMAGE is present in ENGINE. Quiet. */
+bool engine_has_image(const char *engine, const char *image);
+
 /* 0 when IMAGE is present in ENGINE; otherwise says how to build it. */
 int engine_image_check(const char *engine, const char *image);
 

@@ -171,12 +171,9 @@ static int check_rootless_podman(void)
 static int gateway_image_check(struct run *r)
 {
 	const char *env = getenv("SANDY_GATEWAY_IMAGE");
-	char *argv[] = {(char *)r->engine, "image", "inspect", "--format",
-			"{{.Id}}",	   "--",    NULL,      NULL};
 
 	r->gateway_image = env && *env ? env : SANDY_DEFAULT_GATEWAY_IMAGE;
-	argv[6] = (char *)r->gateway_image;
-	if (proc_run(argv, PROC_IN_NULL | PROC_OUT_NULL | PROC_ERR_NULL, NULL, NULL) == 0)
+	if (engine_has_image(r->engine, r->gateway_image))
 		return 0;
 	sandy_error("the network gateway's image '%s' is not in %s; build it with 'sandy "
 		    "build-image' (or 'sandy build-image --gateway-only'), or run without the "
