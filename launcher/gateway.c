@@ -73,20 +73,18 @@ static int config_allow(const struct host_user *user, struct strv *out)
 	r = 0;
 	cJSON_ArrayForEach(e, allow)
 	{
-		const char *why = "not a string";
+		const char *name = cJSON_GetStringValue(e), *why = "not a string";
 		cleanup_free char *bad = NULL;
-		if (!cJSON_IsString(e) || strpbrk(e->valuestring, " ,\t\r\n") ||
-		    egress_parse_list(e->valuestring, out, &bad, &why) < 0) {
-			sandy_error("bad domain %s%s%s in \"allow\" of '%s': %s",
-				    cJSON_IsString(e) ? "'" : "",
-				    cJSON_IsString(e) ? e->valuestring : "entry",
-				    cJSON_IsString(e) ? "'" : "", path,
-				    strpbrk(cJSON_IsString(e) ? e->valuestring : "", " ,\t\r\n")
-					    ? "one domain per entry"
-					    : why);
-			r = -EINVAL;
-			break;
-		}
+		if (name && strpbrk(name, " ,\t\r\n"))
+			why = "one domain per entry";
+		else if (name && egress_parse_list(name, out, &bad, &why) == 0)
+			continue;
+		if (name)
+			sandy_error("bad domain '%s' in \"allow\" of '%s': %s", name, path, why);
+		else
+			sandy_error("bad domain entry in \"allow\" of '%s': %s", path, why);
+		r = -EINVAL;
+		break;
 	}
 	cJSON_Delete(root);
 	return r;
