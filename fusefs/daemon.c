@@ -4,6 +4,7 @@
 #include "audit.h"
 #include "compat.h"
 #include "gitlayout.h"
+#include "gitpriv.h"
 #include "ops.h"
 #include "stats.h"
 #include "store.h"
@@ -204,10 +205,10 @@ static int detach(const struct sfs_mount_opts *o)
 
 /* The rule files (rules.h) plus the git layout (gitlayout.h). A rule file
  * that does not load stops the mount: there is no half-read policy. */
-static int load_policy(const struct sfs_mount_opts *o, const char *source, struct sfs_policy **out)
+int sfs_load_policy(const struct sfs_rule_opts *rules, const char *source, struct sfs_policy **out)
 {
 	char *err = NULL;
-	int r = sfs_policy_load(&o->rules, source, out, &err);
+	int r = sfs_policy_load(rules, source, out, &err);
 
 	if (r < 0) {
 		error("cannot load rules: %s", err ? err : strerror(-r));
@@ -271,6 +272,34 @@ static int absolute_path(const char *path, char *out, size_t size)
 		return -errno;
 	int n = snprintf(out, size, "%s%s%s", cwd, *cwd ? "/" : "", path);
 	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
+}
+
+/* --private-git: .git and .worktrees come from the store, where the
+ * private repository is refreshed from SOURCE's unless another mount of
+ * the project is using it. A repository that cannot be refreshed is
+ * served as it is: the agent's git says what is wrong with it. */
+static void private_git(struct sfs_policy *policy, struct sfs_store *store, const char *source,
+			const char *host_git_at)
+{
+	cleanup_free char *note = NULL, *err = NULL;
+
+	sfs_policy_set_private_git(policy, true);
+	int r = sfs_store_lock_alone(store);
+	if (r == -EBUSY) {
+		error("another mount of '%s' is using the private repository: not refreshed",
+		      source);
+		return;
+	}
+	if (r == 0) {
+		r = sfs_gitpriv_refresh(store, source, host_git_at, &note, &err);
+		int s = sfs_store_lock_shared(store);
+		if (r == 0 && s < 0)
+			r = s;
+	}
+	if (r < 0)
+		error("%s; the private repository is served as it is", err ? err : strerror(-r));
+	else if (note)
+		error("private repository: %s", note);
 }
 
 /* The project's store: PATH, or the default one for SOURCE. */
@@ -361,7 +390,7 @@ int sfs_mount_main(const struct sfs_mount_opts *o)
 	};
 	struct sfs_policy *policy = NULL;
 	struct sfs_audit *audit = NULL;
-	int r = load_policy(o, source, &policy);
+	int r = sfs_load_policy(&o->rules, source, &policy);
 	if (r == 0 && o->audit_file) {
 		static const struct sfs_audit_limits limits = {.burst = 200, .rate = 50};
 		r = sfs_audit_open(o->audit_file, &limits, &audit);
@@ -393,6 +422,8 @@ int sfs_mount_main(const struct sfs_mount_opts *o)
 		close(rootfd);
 		return 1;
 	}
+	if (o->private_git)
+		private_git(policy, store, source, o->git_host_path);
 	r = sfs_fs_new(rootfd, &cfg, policy, audit, store, &fs, &err);
 	if (r < 0) {
 		if (err)

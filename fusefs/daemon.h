@@ -19,9 +19,16 @@ struct sfs_mount_opts {
 	bool lazy_open;		/* --lazy-open */
 	const char *stats_file; /* --stats, or NULL */
 	const char *store;	/* --store, or NULL for the default (store.h) */
+	bool private_git;	/* --private-git (gitpriv.h) */
+	const char *git_host_path; /* --git-host-path, or NULL */
 	struct sfs_rule_opts rules;
 	double cache_timeout;
 };
+
+/* The policy for SOURCE: the rule files (rules.h) plus its git layout
+ * (gitlayout.h), as the mount and `sandyfs git` use it. Says what failed
+ * on stderr. */
+int sfs_load_policy(const struct sfs_rule_opts *rules, const char *source, struct sfs_policy **out);
 
 /* Mounts and serves; returns the process exit status (0 once unmounted
  * cleanly; in the parent of a daemonized mount, 0 once the mount is live). */

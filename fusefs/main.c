@@ -5,6 +5,7 @@
 #include "compat.h"
 #include "daemon.h"
 #include "explain.h"
+#include "gitpriv.h"
 #include "rules.h"
 #include "common/cli.h"
 
@@ -21,6 +22,9 @@ static const char usage_text[] =
 	"       sandyfs explain [RULE OPTIONS] [--json] SOURCE PATH...\n"
 	"       sandyfs rules [RULE OPTIONS] [--json] SOURCE\n"
 	"       sandyfs store [--store DIR] [--clear] SOURCE\n"
+	"       sandyfs git list [RULE OPTIONS] [--store DIR] [--json] SOURCE\n"
+	"       sandyfs git import [RULE OPTIONS] [--store DIR] [--force] SOURCE BRANCH\n"
+	"       sandyfs git check [RULE OPTIONS] [--git-dir DIR] SOURCE COMMIT...\n"
 	"       sandyfs umount MOUNTPOINT\n"
 	"       sandyfs --help | --version\n"
 	"\n"
@@ -42,11 +46,25 @@ static const char usage_text[] =
 	"                         (node_modules, .venv, ...) live and what the agent owns\n"
 	"                         is recorded; default: ~/.cache/sandy/projects/NAME-HASH\n"
 	"                         ($SANDY_CACHE_DIR or $XDG_CACHE_HOME/sandy for ~/.cache/sandy)\n"
+	"      --private-git      serve, at SOURCE's .git, a private repository kept in the\n"
+	"                         store and layered on SOURCE's objects (refreshed from\n"
+	"                         SOURCE's refs at mount), and .worktrees/ from the store\n"
+	"      --git-host-path DIR\n"
+	"                         where git, run on the mount, finds SOURCE's git directory\n"
+	"                         (the private repository's alternates name DIR/objects);\n"
+	"                         default: its path on this host\n"
 	"\n" SFS_RULE_OPTS_HELP "\n"
 	"`sandyfs mount` returns once the mount is live. SIGTERM, SIGINT or SIGHUP to the\n"
 	"daemon unmount it; so does `sandyfs umount`, also when the daemon has died.\n"
 	"`sandyfs store` prints where SOURCE's store is and its size; --clear removes it\n"
-	"(refused while a mount of the project runs).\n";
+	"(refused while a mount of the project runs).\n"
+	"`sandyfs git` works on the private repository of --private-git: list shows its\n"
+	"branches with commits SOURCE's refs lack; import copies one into SOURCE's\n"
+	"repository as sandy/BRANCH when no commit on it changes a path of class\n"
+	"immutable, private, hidden, protected or overlay, a submodule entry, or a\n"
+	"symlink the mount would refuse; check does the same for COMMIT... (against\n"
+	"their parents) in the repository at --git-dir (default: SOURCE/.git). Exit\n"
+	"status 1 when something is refused.\n";
 
 static const struct cli sandyfs_cli = {"sandyfs", "sandyfs --help", 2};
 
@@ -73,7 +91,9 @@ static int cmd_mount(int argc, char **argv)
 		OPT_AUDIT,
 		OPT_LAZY_OPEN,
 		OPT_STATS,
-		OPT_STORE
+		OPT_STORE,
+		OPT_PRIVATE_GIT,
+		OPT_GIT_HOST_PATH
 	};
 	static const struct option longopts[] = {
 		{"foreground", no_argument, NULL, 'f'},
@@ -83,6 +103,8 @@ static int cmd_mount(int argc, char **argv)
 		{"lazy-open", no_argument, NULL, OPT_LAZY_OPEN},
 		{"stats", required_argument, NULL, OPT_STATS},
 		{"store", required_argument, NULL, OPT_STORE},
+		{"private-git", no_argument, NULL, OPT_PRIVATE_GIT},
+		{"git-host-path", required_argument, NULL, OPT_GIT_HOST_PATH},
 		{"help", no_argument, NULL, 'h'},
 		SFS_RULE_LONG_OPTS,
 		{NULL, 0, NULL, 0},
@@ -124,6 +146,12 @@ static int cmd_mount(int argc, char **argv)
 			break;
 		case OPT_STORE:
 			o.store = optarg;
+			break;
+		case OPT_PRIVATE_GIT:
+			o.private_git = true;
+			break;
+		case OPT_GIT_HOST_PATH:
+			o.git_host_path = optarg;
 			break;
 		case 'h':
 			fputs(usage_text, stdout);
@@ -182,6 +210,83 @@ static int cmd_store(int argc, char **argv)
 	return sfs_store_main(argv[optind], store, clear);
 }
 
+/* sandyfs git list|import|check: the private repository (gitpriv.h). */
+static int cmd_git(int argc, char **argv)
+{
+	enum { OPT_JSON = 256, OPT_FORCE, OPT_GIT_DIR, OPT_STORE };
+	static const struct option longopts[] = {
+		{"json", no_argument, NULL, OPT_JSON},
+		{"force", no_argument, NULL, OPT_FORCE},
+		{"git-dir", required_argument, NULL, OPT_GIT_DIR},
+		{"store", required_argument, NULL, OPT_STORE},
+		{"help", no_argument, NULL, 'h'},
+		SFS_RULE_LONG_OPTS,
+		{NULL, 0, NULL, 0},
+	};
+	struct sfs_rule_opts rules = {0};
+	const char *git_dir = NULL, *store = NULL;
+	bool json = false, force = false;
+	int c, status;
+
+	if (argc < 2 || argv[1][0] == '-') {
+		if (argc >= 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
+			fputs(usage_text, stdout);
+			return 0;
+		}
+		return cli_usage_error(&sandyfs_cli, "git needs list, import or check");
+	}
+	const char *sub = argv[1];
+	argc--;
+	argv++;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":h" SFS_RULE_SHORT_OPTS, longopts, NULL)) != -1) {
+		int used = sfs_rule_opts_parse(&rules, c, optarg);
+		if (used < 0) {
+			fputs("sandyfs: out of memory\n", stderr);
+			status = 1;
+			goto out;
+		}
+		if (used)
+			continue;
+		switch (c) {
+		case OPT_JSON:
+			json = true;
+			break;
+		case OPT_FORCE:
+			force = true;
+			break;
+		case OPT_GIT_DIR:
+			git_dir = optarg;
+			break;
+		case OPT_STORE:
+			store = optarg;
+			break;
+		case 'h':
+			fputs(usage_text, stdout);
+			status = 0;
+			goto out;
+		default:
+			status = cli_bad_option(&sandyfs_cli, c, argv);
+			goto out;
+		}
+	}
+	int nargs = argc - optind;
+	if (!strcmp(sub, "list") && nargs == 1 && !force && !git_dir)
+		status = sfs_git_list_main(&rules, store, json, argv[optind]);
+	else if (!strcmp(sub, "import") && nargs == 2 && !json && !git_dir)
+		status = sfs_git_import_main(&rules, store, force, argv[optind], argv[optind + 1]);
+	else if (!strcmp(sub, "check") && nargs >= 2 && !json && !force && !store)
+		status = sfs_git_check_main(&rules, git_dir, argv[optind], argv + optind + 1,
+					    nargs - 1);
+	else if (strcmp(sub, "list") && strcmp(sub, "import") && strcmp(sub, "check"))
+		status = cli_usage_error(&sandyfs_cli, "unknown git command '%s'", sub);
+	else
+		status = cli_usage_error(&sandyfs_cli, "bad arguments for 'git %s'", sub);
+out:
+	sfs_rule_opts_free(&rules);
+	return status;
+}
+
 static int cmd_umount(int argc, char **argv)
 {
 	if (argc == 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
@@ -219,6 +324,8 @@ int main(int argc, char **argv)
 		return sandyfs_cmd_rules(argc - 1, argv + 1);
 	if (!strcmp(cmd, "store"))
 		return cmd_store(argc - 1, argv + 1);
+	if (!strcmp(cmd, "git"))
+		return cmd_git(argc - 1, argv + 1);
 	if (cmd[0] == '-')
 		return cli_usage_error(&sandyfs_cli, "unknown option '%s'", cmd);
 	return cli_usage_error(&sandyfs_cli, "unknown command '%s'", cmd);

@@ -182,6 +182,22 @@ void sfs_store_free(struct sfs_store *s)
 	free(s);
 }
 
+int sfs_store_lock_alone(struct sfs_store *s)
+{
+	if (flock(s->lock_fd, LOCK_EX | LOCK_NB) == 0)
+		return 0;
+	int e = errno == EWOULDBLOCK ? EBUSY : errno;
+	/* A failed conversion may have dropped the shared lock: take it back. */
+	if (flock(s->lock_fd, LOCK_SH | LOCK_NB) < 0)
+		return -errno;
+	return -e;
+}
+
+int sfs_store_lock_shared(struct sfs_store *s)
+{
+	return flock(s->lock_fd, LOCK_SH | LOCK_NB) < 0 ? -errno : 0;
+}
+
 int sfs_store_tree_fd(const struct sfs_store *s)
 {
 	return s->tree_fd;

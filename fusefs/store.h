@@ -6,6 +6,8 @@
  *                     the way to it, which mirror SOURCE's (owner, mode)
  *   STORE/owned       ownership records the host cannot keep beside the
  *                     file (owner.h)
+ *   STORE/git-mirror  what the private repository last took from SOURCE's
+ *                     (gitpriv.h)
  *   STORE/source      SOURCE's path, for whoever looks at the store
  *   STORE/lock        every daemon serving the project holds it shared;
  *                     clearing the store takes it exclusively
@@ -32,6 +34,12 @@ int sfs_store_default_path(const char *source_resolved, char **out);
 int sfs_store_open(const char *path, const char *source_resolved, int source_fd,
 		   struct sfs_store **out, char **err);
 void sfs_store_free(struct sfs_store *s);
+
+/* Whether this daemon is the store's only user: turns the shared lock
+ * into an exclusive one (0), or says another daemon serves the project
+ * (-EBUSY, the shared lock kept). sfs_store_lock_shared goes back. */
+int sfs_store_lock_alone(struct sfs_store *s);
+int sfs_store_lock_shared(struct sfs_store *s);
 
 /* An anchor fd on STORE/tree (kept by the store). */
 int sfs_store_tree_fd(const struct sfs_store *s);

@@ -43,6 +43,9 @@ struct sfs_policy {
 	bool compiled;
 
 	bool ownership;
+	/* SOURCE's .git and .worktrees are the agent's private repository and
+	 * worktrees, served from the store (sfs_policy_set_private_git). */
+	bool private_git;
 
 	/* protect is split by tier: tiers 1 and 2 do not apply in a
 	 * generated tree (gen, a subset of the write rules). */
@@ -60,6 +63,27 @@ static const struct sfs_rule rule_git = {
 	.why = "git internals: the host's git reads config (core.fsmonitor, hooksPath, "
 	       "filters, aliases), hooks and attributes from here, and a planted or nested "
 	       ".git (directory or gitdir: file) repoints git at content the writer controls",
+};
+
+static const struct sfs_rule rule_private_git = {
+	.cls = SFS_CLASS_PRIVATE,
+	.file = "(built-in)",
+	.key = "private-git",
+	.index = 0,
+	.pattern = ".git",
+	.why = "the agent's own repository, kept in the store and layered on the host's "
+	       "objects: it commits here, the host's .git does not change, and its branches "
+	       "come back only through the checked import (sandy git import)",
+};
+
+static const struct sfs_rule rule_private_worktrees = {
+	.cls = SFS_CLASS_PRIVATE,
+	.file = "(built-in)",
+	.key = "private-git",
+	.index = 1,
+	.pattern = ".worktrees",
+	.why = "the worktrees of the agent's own repository (git worktree add .worktrees/NAME), "
+	       "whose .git files point into it: kept in the store with it",
 };
 
 static const struct sfs_rule rule_root = {
@@ -233,6 +257,16 @@ void sfs_policy_set_ownership(struct sfs_policy *p, bool on)
 bool sfs_policy_ownership(const struct sfs_policy *p)
 {
 	return p->ownership;
+}
+
+void sfs_policy_set_private_git(struct sfs_policy *p, bool on)
+{
+	p->private_git = on;
+}
+
+bool sfs_policy_private_git(const struct sfs_policy *p)
+{
+	return p->private_git;
 }
 
 static void rule_free_strings(struct sfs_rule *r)
@@ -629,6 +663,14 @@ static bool has_git_component(const char *c, size_t len)
 	return false;
 }
 
+/* Whether the canonical path C[0..LEN) starts with the component NAME. */
+static bool first_component_is(const char *c, size_t len, const char *name)
+{
+	size_t n = strlen(name);
+
+	return len >= n && memcmp(c, name, n) == 0 && (len == n || c[n] == '/');
+}
+
 /* Match in one class set: 1 and *RULE on a match, 0 on none, <0 on error. */
 static int class_match(const struct classset *cs, const char *s, size_t len, size_t *end,
 		       const struct sfs_rule **rule)
@@ -699,6 +741,18 @@ static void classify(const struct sfs_policy *p, const char *real, size_t rlen, 
 	if (clen == 0) {
 		set_rule(out, SFS_CLASS_READONLY, &rule_root);
 		return;
+	}
+	if (p->private_git) {
+		/* Only the top-level ones: a .git anywhere below stays
+		 * immutable, so no nested repository appears in SOURCE. */
+		if (first_component_is(canon, clen, ".git")) {
+			set_rule(out, SFS_CLASS_PRIVATE, &rule_private_git);
+			return;
+		}
+		if (first_component_is(canon, clen, ".worktrees")) {
+			set_rule(out, SFS_CLASS_PRIVATE, &rule_private_worktrees);
+			return;
+		}
 	}
 	int strict = sfs_globset_match(p->strict.gs, canon, clen, NULL);
 	if (strict < 0 && strict != -ENOENT)
@@ -925,8 +979,19 @@ static void check_symlink_in(const struct sfs_policy *p, const char *linkpath, c
 			     const struct probe *probe, char *path, size_t cap,
 			     struct sfs_decision *out);
 
-void sfs_policy_check_symlink(const struct sfs_policy *p, const char *linkpath, const char *target,
-			      sfs_symlink_probe probe_fn, void *ctx, struct sfs_decision *out)
+/* The class of a symlink's target as the host follows it: the link lives
+ * in SOURCE, where .git is the host's own repository, not the agent's. */
+static void classify_target(const struct sfs_policy *p, const char *path, size_t len,
+			    struct sfs_decision *out)
+{
+	classify_path(p, path, len, out);
+	if (out->rule == &rule_private_git)
+		set_rule(out, SFS_CLASS_IMMUTABLE, &rule_git);
+}
+
+void sfs_policy_check_symlink_target(const struct sfs_policy *p, const char *linkpath,
+				     const char *target, sfs_symlink_probe probe_fn, void *ctx,
+				     struct sfs_decision *out)
 {
 	const struct probe probe = {probe_fn, ctx};
 	/* Room for the link's directory and every step of the target: a
@@ -947,6 +1012,16 @@ void sfs_policy_check_symlink(const struct sfs_policy *p, const char *linkpath, 
 		free(path);
 }
 
+void sfs_policy_check_symlink(const struct sfs_policy *p, const char *linkpath, const char *target,
+			      sfs_symlink_probe probe_fn, void *ctx, struct sfs_decision *out)
+{
+	/* The link made will be the agent's own. */
+	sfs_policy_decide_owned(p, linkpath, SFS_OP_SYMLINK, true, out);
+	if (!out->allowed || out->cls == SFS_CLASS_PRIVATE)
+		return;
+	sfs_policy_check_symlink_target(p, linkpath, target, probe_fn, ctx, out);
+}
+
 static void check_symlink_in(const struct sfs_policy *p, const char *linkpath, const char *target,
 			     const struct probe *probe, char *path, size_t cap,
 			     struct sfs_decision *out)
@@ -955,10 +1030,6 @@ static void check_symlink_in(const struct sfs_policy *p, const char *linkpath, c
 	size_t len;
 	int r;
 
-	/* The link made will be the agent's own. */
-	sfs_policy_decide_owned(p, linkpath, SFS_OP_SYMLINK, true, out);
-	if (!out->allowed || out->cls == SFS_CLASS_PRIVATE)
-		return;
 	if (!*target || *target == '/') {
 		deny_with(out, &rule_sym_absolute);
 		if (!*target)
@@ -988,7 +1059,7 @@ static void check_symlink_in(const struct sfs_policy *p, const char *linkpath, c
 			return;
 		}
 		if (r > 0) {
-			classify_path(p, path, len, &d);
+			classify_target(p, path, len, &d);
 			if (sfs_class_protective(d.cls)) {
 				*out = d;
 				out->allowed = false;
@@ -1011,7 +1082,7 @@ static void check_symlink_in(const struct sfs_policy *p, const char *linkpath, c
 	if (len > 0) {
 		struct sfs_decision d;
 
-		classify_path(p, path, len, &d);
+		classify_target(p, path, len, &d);
 		if (sfs_class_protective(d.cls)) {
 			*out = d;
 			out->allowed = false;

@@ -144,6 +144,16 @@ void sfs_policy_set_ownership(struct sfs_policy *p, bool on);
 bool sfs_policy_ownership(const struct sfs_policy *p);
 
 /*
+ * With ON, SOURCE's top-level .git and .worktrees (canonically, and
+ * everything below them) are private: the agent's own repository and its
+ * worktrees, served from the store. Every other .git stays immutable. Off
+ * by default; `sandyfs git` checks commits with it off, as the host sees
+ * them.
+ */
+void sfs_policy_set_private_git(struct sfs_policy *p, bool on);
+bool sfs_policy_private_git(const struct sfs_policy *p);
+
+/*
  * Compiles the rules into one combined regex per class. The rule order
  * never matters: rules are sorted by content first. Returns 0, -ENOMEM, or
  * -EINVAL with *ERR set.
@@ -225,6 +235,15 @@ typedef int (*sfs_symlink_probe)(void *ctx, const char *prefix);
  */
 void sfs_policy_check_symlink(const struct sfs_policy *p, const char *linkpath, const char *target,
 			      sfs_symlink_probe probe, void *ctx, struct sfs_decision *out);
+
+/*
+ * The target half of that check alone, whatever LINKPATH's own class: for
+ * a symlink that arrives in a commit rather than through the mount. OUT is
+ * left as the caller filled it when the target is fine.
+ */
+void sfs_policy_check_symlink_target(const struct sfs_policy *p, const char *linkpath,
+				     const char *target, sfs_symlink_probe probe, void *ctx,
+				     struct sfs_decision *out);
 
 /*
  * Resolves TARGET lexically from LINKPATH's directory into OUT (CAP bytes,

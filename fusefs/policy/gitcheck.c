@@ -1,0 +1,351 @@
+/* gitcheck.c - see gitcheck.h. */
+#include "gitcheck.h"
+#include "common/err.h"
+#include "common/util.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The longest symlink target judged; git stores any size, the kernel
+ * follows none longer than a page. */
+#define TARGET_MAX 4096
+
+struct check {
+	const struct sfs_policy *p;
+	git_repository *repo;
+	const git_oid *commit;
+	git_tree *tree;	   /* the commit's */
+	git_tree **others; /* its parents but the first, for merges */
+	size_t nothers;
+	sfs_git_refusal_fn fn;
+	void *ctx;
+	int refused;
+	char **err;
+	/* The path being looked at, grown as the walk goes down. */
+	char *path;
+	size_t len, cap;
+};
+
+static const char why_submodule[] =
+	"a submodule entry makes the host's git check out another repository here, with "
+	"its own .git, from wherever .gitmodules says: a nested repository";
+static const char why_name[] = "git refuses to check out this name: empty, '.', '..' or with "
+			       "a '/' in it, it would land somewhere other than the path shown";
+static const char why_unreadable[] = "the symlink's target cannot be judged: longer than "
+				     "a page or with a NUL byte in it";
+
+const char *sfs_git_change_name(enum sfs_git_change c)
+{
+	switch (c) {
+	case SFS_GIT_ADD:
+		return "adds";
+	case SFS_GIT_MODIFY:
+		return "changes";
+	case SFS_GIT_MODE:
+		return "changes the mode of";
+	case SFS_GIT_TYPE:
+		return "changes the type of";
+	case SFS_GIT_DELETE:
+		return "removes";
+	}
+	return "changes";
+}
+
+static int git_fail(struct check *c, const char *what)
+{
+	const git_error *e = git_error_last();
+
+	return err_set(c->err, EIO, "cannot read %s of commit %.12s: %s", what,
+		       git_oid_tostr_s(c->commit), e && e->message ? e->message : "libgit2 error");
+}
+
+/* Appends "/NAME" (or NAME at the top) to the path; returns the old length. */
+static int path_push(struct check *c, const char *name, size_t *old)
+{
+	size_t n = strlen(name), need = c->len + n + 2;
+
+	if (need > c->cap) {
+		size_t cap = need * 2;
+		char *s = realloc(c->path, cap);
+		if (!s)
+			return -ENOMEM;
+		c->path = s;
+		c->cap = cap;
+	}
+	*old = c->len;
+	if (c->len)
+		c->path[c->len++] = '/';
+	memcpy(c->path + c->len, name, n + 1);
+	c->len += n;
+	return 0;
+}
+
+static void path_pop(struct check *c, size_t old)
+{
+	c->len = old;
+	c->path[old] = '\0';
+}
+
+static int refuse(struct check *c, enum sfs_git_change change, enum sfs_class cls, const char *file,
+		  int line, const char *text, const char *why)
+{
+	const struct sfs_git_refusal r = {
+		.commit = c->commit,
+		.path = c->path,
+		.change = change,
+		.cls = cls,
+		.rule_file = file,
+		.rule_line = line,
+		.rule_text = text,
+		.why = why,
+	};
+
+	c->refused++;
+	return c->fn ? c->fn(c->ctx, &r) : 0;
+}
+
+static int refuse_decision(struct check *c, enum sfs_git_change change,
+			   const struct sfs_decision *d)
+{
+	return refuse(c, change, d->cls, d->rule_file, d->rule ? d->rule->line : 0, d->rule_text,
+		      d->why);
+}
+
+static bool name_ok(const char *name)
+{
+	return *name && strcmp(name, ".") != 0 && strcmp(name, "..") != 0 && !strchr(name, '/');
+}
+
+static bool is_tree(const git_tree_entry *e)
+{
+	return e && git_tree_entry_filemode(e) == GIT_FILEMODE_TREE;
+}
+
+static bool same_entry(const git_tree_entry *a, const git_tree_entry *b)
+{
+	if (!a || !b)
+		return a == b;
+	return git_tree_entry_filemode(a) == git_tree_entry_filemode(b) &&
+	       git_oid_equal(git_tree_entry_id(a), git_tree_entry_id(b));
+}
+
+/* Whether one of the other parents of a merge has, at the current path,
+ * exactly what the commit has (NEW, NULL when absent): the merge took it
+ * from there rather than made it. */
+static int from_other_parent(struct check *c, const git_tree_entry *new)
+{
+	for (size_t i = 0; i < c->nothers; i++) {
+		git_tree_entry *e = NULL;
+		int g = git_tree_entry_bypath(&e, c->others[i], c->path);
+
+		if (g < 0 && g != GIT_ENOTFOUND)
+			return git_fail(c, "a parent's tree");
+		bool same = same_entry(e, new);
+		git_tree_entry_free(e);
+		if (same)
+			return 1;
+	}
+	return 0;
+}
+
+static enum sfs_git_change change_of(const git_tree_entry *old, const git_tree_entry *new)
+{
+	if (!old)
+		return SFS_GIT_ADD;
+	if (!new)
+		return SFS_GIT_DELETE;
+	git_filemode_t a = git_tree_entry_filemode(old), b = git_tree_entry_filemode(new);
+	bool exec_only = (a == GIT_FILEMODE_BLOB || a == GIT_FILEMODE_BLOB_EXECUTABLE) &&
+			 (b == GIT_FILEMODE_BLOB || b == GIT_FILEMODE_BLOB_EXECUTABLE);
+	if (a == b)
+		return SFS_GIT_MODIFY;
+	return exec_only && git_oid_equal(git_tree_entry_id(old), git_tree_entry_id(new))
+		       ? SFS_GIT_MODE
+		       : SFS_GIT_TYPE;
+}
+
+/* Asked by the symlink check: whether PREFIX is a symlink in the commit,
+ * which the host's checkout would make. */
+static int probe_commit(void *ctx, const char *prefix)
+{
+	struct check *c = ctx;
+	git_tree_entry *e = NULL;
+	int g = git_tree_entry_bypath(&e, c->tree, prefix);
+
+	if (g == GIT_ENOTFOUND)
+		return 0;
+	if (g < 0)
+		return -EIO;
+	bool link = git_tree_entry_filemode(e) == GIT_FILEMODE_LINK;
+	git_tree_entry_free(e);
+	return link;
+}
+
+static int check_symlink(struct check *c, enum sfs_git_change change, const git_tree_entry *new)
+{
+	git_blob *blob = NULL;
+	char target[TARGET_MAX + 1];
+
+	if (git_blob_lookup(&blob, c->repo, git_tree_entry_id(new)) < 0)
+		return git_fail(c, "a symlink");
+	git_object_size_t size = git_blob_rawsize(blob);
+	bool readable = size <= TARGET_MAX && !memchr(git_blob_rawcontent(blob), '\0', size);
+	if (readable) {
+		memcpy(target, git_blob_rawcontent(blob), size);
+		target[size] = '\0';
+	}
+	git_blob_free(blob);
+	if (!readable)
+		return refuse(c, change, SFS_CLASS_PROTECTED, "(built-in)", 0, "symlink",
+			      why_unreadable);
+	struct sfs_decision d = {.allowed = true};
+	sfs_policy_check_symlink_target(c->p, c->path, target, probe_commit, c, &d);
+	return d.allowed ? 0 : refuse_decision(c, change, &d);
+}
+
+/* One path whose entry differs between the parent (OLD) and the commit
+ * (NEW); either may be NULL. */
+static int judge(struct check *c, const git_tree_entry *old, const git_tree_entry *new)
+{
+	enum sfs_git_change change = change_of(old, new);
+	struct sfs_decision d;
+	int r;
+
+	if (c->nothers) {
+		r = from_other_parent(c, new);
+		if (r != 0)
+			return r < 0 ? r : 0;
+	}
+	if ((old && git_tree_entry_filemode(old) == GIT_FILEMODE_COMMIT) ||
+	    (new &&git_tree_entry_filemode(new) == GIT_FILEMODE_COMMIT))
+		return refuse(c, change, SFS_CLASS_IMMUTABLE, "(built-in)", 0, "submodule entry",
+			      why_submodule);
+	enum sfs_class cls = sfs_policy_classify(c->p, c->path, &d);
+	if (cls == SFS_CLASS_PRIVATE || sfs_class_protective(cls))
+		return refuse_decision(c, change, &d);
+	if (new &&git_tree_entry_filemode(new) == GIT_FILEMODE_LINK)
+		return check_symlink(c, change, new);
+	return 0;
+}
+
+static int walk(struct check *c, git_tree *old, git_tree *new);
+
+/* Goes down into the subtrees of OLD and NEW (either may not be one). */
+static int descend(struct check *c, const git_tree_entry *old, const git_tree_entry *new)
+{
+	git_tree *a = NULL, *b = NULL;
+	int r = 0;
+
+	if (is_tree(old) && git_tree_lookup(&a, c->repo, git_tree_entry_id(old)) < 0)
+		return git_fail(c, "a tree");
+	if (is_tree(new) && git_tree_lookup(&b, c->repo, git_tree_entry_id(new)) < 0)
+		r = git_fail(c, "a tree");
+	if (r == 0)
+		r = walk(c, a, b);
+	git_tree_free(a);
+	git_tree_free(b);
+	return r;
+}
+
+/* One name that differs. Only what git stores as an entry of its own is
+ * judged (files, symlinks, submodules): a directory exists through what
+ * is in it, and everything below a kept name is kept too. */
+static int one(struct check *c, const char *name, const git_tree_entry *old,
+	       const git_tree_entry *new)
+{
+	const git_tree_entry *old_leaf = is_tree(old) ? NULL : old;
+	const git_tree_entry *new_leaf = is_tree(new) ? NULL : new;
+	size_t mark;
+	int r = path_push(c, name, &mark);
+
+	if (r < 0)
+		return r;
+	if (!name_ok(name))
+		r = refuse(c, change_of(old, new), SFS_CLASS_IMMUTABLE, "(built-in)", 0,
+			   "tree entry name", why_name);
+	else {
+		if (old_leaf || new_leaf)
+			r = judge(c, old_leaf, new_leaf);
+		if (r >= 0 && (is_tree(old) || is_tree(new)))
+			r = descend(c, old, new);
+	}
+	path_pop(c, mark);
+	return r;
+}
+
+/* Every difference between trees OLD and NEW (NULL: empty) at the path. */
+static int walk(struct check *c, git_tree *old, git_tree *new)
+{
+	size_t n = new ? git_tree_entrycount(new) : 0, m = old ? git_tree_entrycount(old) : 0;
+	int r;
+
+	for (size_t i = 0; i < n; i++) {
+		const git_tree_entry *e = git_tree_entry_byindex(new, i);
+		const char *name = git_tree_entry_name(e);
+		const git_tree_entry *o = old ? git_tree_entry_byname(old, name) : NULL;
+
+		if (same_entry(o, e))
+			continue;
+		if ((r = one(c, name, o, e)) < 0)
+			return r;
+	}
+	for (size_t i = 0; i < m; i++) {
+		const git_tree_entry *o = git_tree_entry_byindex(old, i);
+		const char *name = git_tree_entry_name(o);
+
+		if (new &&git_tree_entry_byname(new, name))
+			continue;
+		if ((r = one(c, name, o, NULL)) < 0)
+			return r;
+	}
+	return 0;
+}
+
+int sfs_git_check_commit(const struct sfs_policy *p, git_repository *repo, git_commit *commit,
+			 sfs_git_refusal_fn fn, void *ctx, char **err)
+{
+	unsigned nparents = git_commit_parentcount(commit);
+	git_tree *base = NULL;
+	struct check c = {
+		.p = p,
+		.repo = repo,
+		.commit = git_commit_id(commit),
+		.fn = fn,
+		.ctx = ctx,
+		.err = err,
+	};
+	int r = 0;
+
+	*err = NULL;
+	c.path = calloc(1, 256);
+	if (!c.path)
+		return -ENOMEM;
+	c.cap = 256;
+	if (nparents > 1) {
+		c.others = calloc(nparents - 1, sizeof(*c.others));
+		if (!c.others)
+			r = -ENOMEM;
+	}
+	if (r == 0 && git_commit_tree(&c.tree, commit) < 0)
+		r = git_fail(&c, "the tree");
+	for (unsigned i = 0; r == 0 && i < nparents; i++) {
+		git_commit *parent = NULL;
+		git_tree **slot = i == 0 ? &base : &c.others[c.nothers];
+
+		if (git_commit_parent(&parent, commit, i) < 0 || git_commit_tree(slot, parent) < 0)
+			r = git_fail(&c, "a parent");
+		else if (i > 0)
+			c.nothers++;
+		git_commit_free(parent);
+	}
+	if (r == 0)
+		r = walk(&c, base, c.tree);
+	for (size_t i = 0; i < c.nothers; i++)
+		git_tree_free(c.others[i]);
+	free(c.others);
+	git_tree_free(base);
+	git_tree_free(c.tree);
+	free(c.path);
+	return r < 0 ? r : c.refused;
+}

@@ -1,0 +1,53 @@
+/* gitcheck.h - whether a commit may come back to the host. Every change a
+ * commit makes to its parents' trees is judged by the policy as the host's
+ * checkout of it would land: a path of class immutable, private, hidden,
+ * protected or overlay (its canonical form, so case, Unicode and NTFS
+ * spellings count), a submodule entry, a symlink whose target the mount
+ * would refuse, or a name git itself refuses is a refusal. Content and
+ * mode changes of any other path are fine: the commit is only imported,
+ * and the user reviews it before anything is checked out.
+ *
+ * The policy given is the host's (no private git): .git is immutable. No
+ * I/O but libgit2's reads of the repository's objects. */
+#ifndef SANDYFS_GITCHECK_H
+#define SANDYFS_GITCHECK_H
+
+#include "policy.h"
+
+#include <git2.h>
+
+enum sfs_git_change {
+	SFS_GIT_ADD,	/* the path appears */
+	SFS_GIT_MODIFY, /* its content changes */
+	SFS_GIT_MODE,	/* its mode changes (executable bit) */
+	SFS_GIT_TYPE,	/* file, symlink, directory or submodule becomes another */
+	SFS_GIT_DELETE, /* the path goes */
+};
+
+struct sfs_git_refusal {
+	const git_oid *commit;
+	const char *path; /* relative to SOURCE; names as the tree holds them */
+	enum sfs_git_change change;
+	enum sfs_class cls;    /* the class that refuses (immutable for built-in reasons) */
+	const char *rule_file; /* a rule file, or "(built-in)" */
+	int rule_line;	       /* 0 when unknown */
+	const char *rule_text; /* the pattern, or what the built-in check is */
+	const char *why;
+};
+
+/* Called once per refusal; a negative return stops the check with it. */
+typedef int (*sfs_git_refusal_fn)(void *ctx, const struct sfs_git_refusal *r);
+
+/*
+ * Checks COMMIT in REPO: against its parent, against the empty tree for a
+ * root commit, and for a merge every path whose entry differs from all of
+ * its parents' (what the merge itself introduced). Returns the number of
+ * refusals, or a negative errno with *ERR (malloc'ed) when an object
+ * cannot be read.
+ */
+int sfs_git_check_commit(const struct sfs_policy *p, git_repository *repo, git_commit *commit,
+			 sfs_git_refusal_fn fn, void *ctx, char **err);
+
+const char *sfs_git_change_name(enum sfs_git_change c); /* "adds", "changes", ... */
+
+#endif
