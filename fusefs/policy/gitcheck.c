@@ -160,9 +160,12 @@ static enum sfs_git_change change_of(const git_tree_entry *old, const git_tree_e
 			 (b == GIT_FILEMODE_BLOB || b == GIT_FILEMODE_BLOB_EXECUTABLE);
 	if (a == b)
 		return SFS_GIT_MODIFY;
-	return exec_only && git_oid_equal(git_tree_entry_id(old), git_tree_entry_id(new))
-		       ? SFS_GIT_MODE
-		       : SFS_GIT_TYPE;
+	/* A regular file stays one whatever its executable bit. */
+	if (exec_only)
+		return git_oid_equal(git_tree_entry_id(old), git_tree_entry_id(new))
+			       ? SFS_GIT_MODE
+			       : SFS_GIT_MODIFY;
+	return SFS_GIT_TYPE;
 }
 
 /* Asked by the symlink check: whether PREFIX is a symlink in the commit,
@@ -205,10 +208,15 @@ static int check_symlink(struct check *c, enum sfs_git_change change, const git_
 }
 
 /* One path whose entry differs between the parent (OLD) and the commit
- * (NEW); either may be NULL. */
+ * (NEW); either may be NULL, or a tree when the other is a leaf (a file
+ * that becomes a directory is a change of type). The leaf is judged; a
+ * merge that has at the path what another parent has (tree or leaf) did
+ * not make it. */
 static int judge(struct check *c, const git_tree_entry *old, const git_tree_entry *new)
 {
 	enum sfs_git_change change = change_of(old, new);
+	const git_tree_entry *old_leaf = is_tree(old) ? NULL : old;
+	const git_tree_entry *new_leaf = is_tree(new) ? NULL : new;
 	struct sfs_decision d;
 	int r;
 
@@ -217,15 +225,15 @@ static int judge(struct check *c, const git_tree_entry *old, const git_tree_entr
 		if (r != 0)
 			return r < 0 ? r : 0;
 	}
-	if ((old && git_tree_entry_filemode(old) == GIT_FILEMODE_COMMIT) ||
-	    (new &&git_tree_entry_filemode(new) == GIT_FILEMODE_COMMIT))
+	if ((old_leaf && git_tree_entry_filemode(old_leaf) == GIT_FILEMODE_COMMIT) ||
+	    (new_leaf && git_tree_entry_filemode(new_leaf) == GIT_FILEMODE_COMMIT))
 		return refuse(c, change, SFS_CLASS_IMMUTABLE, "(built-in)", 0, "submodule entry",
 			      why_submodule);
 	enum sfs_class cls = sfs_policy_classify(c->p, c->path, &d);
 	if (cls == SFS_CLASS_PRIVATE || sfs_class_protective(cls))
 		return refuse_decision(c, change, &d);
-	if (new &&git_tree_entry_filemode(new) == GIT_FILEMODE_LINK)
-		return check_symlink(c, change, new);
+	if (new_leaf && git_tree_entry_filemode(new_leaf) == GIT_FILEMODE_LINK)
+		return check_symlink(c, change, new_leaf);
 	return 0;
 }
 
@@ -254,8 +262,6 @@ static int descend(struct check *c, const git_tree_entry *old, const git_tree_en
 static int one(struct check *c, const char *name, const git_tree_entry *old,
 	       const git_tree_entry *new)
 {
-	const git_tree_entry *old_leaf = is_tree(old) ? NULL : old;
-	const git_tree_entry *new_leaf = is_tree(new) ? NULL : new;
 	size_t mark;
 	int r = path_push(c, name, &mark);
 
@@ -265,8 +271,8 @@ static int one(struct check *c, const char *name, const git_tree_entry *old,
 		r = refuse(c, change_of(old, new), SFS_CLASS_IMMUTABLE, "(built-in)", 0,
 			   "tree entry name", why_name);
 	else {
-		if (old_leaf || new_leaf)
-			r = judge(c, old_leaf, new_leaf);
+		if ((old && !is_tree(old)) || (new && !is_tree(new)))
+			r = judge(c, old, new);
 		if (r >= 0 && (is_tree(old) || is_tree(new)))
 			r = descend(c, old, new);
 	}
