@@ -20,6 +20,7 @@
 #include "path.h"
 #include "policy.h"
 #include "rules.h"
+#include "sandyfs_help.h"
 #include "store.h"
 #include "common/cli.h"
 #include "common/util.h"
@@ -31,14 +32,16 @@ static const char explain_usage[] =
 	"the rule that decided it (file, line, entry), why, and what you can do about a\n"
 	"path the agent may not change. A file the agent created through the mount is\n"
 	"'owned'; a private path lives in the project's store (--store, as for mount).\n"
-	"\n" SFS_RULE_OPTS_HELP
+	"\n" SANDYFS_HELP_RULE_OPTIONS
 	"      --store DIR        the project's store (default: as `sandyfs mount`)\n"
 	"      --json             print JSON instead of text\n";
 static const char rules_usage[] =
 	"usage: sandyfs rules [RULE OPTIONS] [--json] SOURCE\n"
+	"       sandyfs rules --types\n"
 	"\n"
 	"The effective policy for SOURCE: the rule files read and every rule by class.\n"
-	"\n" SFS_RULE_OPTS_HELP "      --json             print JSON instead of text\n";
+	"--types prints the project types --type takes, one per line.\n"
+	"\n" SANDYFS_HELP_RULE_OPTIONS "      --json             print JSON instead of text\n";
 
 /* A usage error of `sandyfs CMD` points at `sandyfs CMD --help`. */
 static const struct cli explain_cli = {"sandyfs", "sandyfs explain --help", 2};
@@ -436,6 +439,21 @@ static void print_rule_line(const struct sfs_rule *r)
 	printf("\n        why:  %s\n", r->why);
 }
 
+/* `sandyfs rules --types`: for scripts (shell completion) and users. */
+static int print_types(void)
+{
+	cleanup_strv struct strv names = {0};
+	cleanup_free char *err = NULL;
+
+	if (sfs_shipped_types(&names, &err) < 0) {
+		fprintf(stderr, "sandyfs: %s\n", err ? err : strerror(ENOMEM));
+		return 1;
+	}
+	for (size_t i = 0; i < names.n; i++)
+		puts(names.v[i]);
+	return 0;
+}
+
 int sandyfs_cmd_rules(int argc, char **argv)
 {
 	static const enum sfs_class order[] = {SFS_CLASS_IMMUTABLE, SFS_CLASS_PRIVATE,
@@ -445,6 +463,8 @@ int sandyfs_cmd_rules(int argc, char **argv)
 	struct cmd c;
 	int rc;
 
+	if (argc == 2 && !strcmp(argv[1], "--types"))
+		return print_types();
 	rc = parse_args(argc, argv, &c, rules_usage);
 	if (rc >= 0)
 		goto out;

@@ -7,6 +7,7 @@
 #include "explain.h"
 #include "gitpriv.h"
 #include "rules.h"
+#include "sandyfs_help.h"
 #include "common/cli.h"
 
 #include <getopt.h>
@@ -17,54 +18,8 @@
 #define FUSE_USE_VERSION 314
 #include <fuse_lowlevel.h>
 
-static const char usage_text[] =
-	"usage: sandyfs mount [OPTIONS] [RULE OPTIONS] SOURCE MOUNTPOINT\n"
-	"       sandyfs explain [RULE OPTIONS] [--json] SOURCE PATH...\n"
-	"       sandyfs rules [RULE OPTIONS] [--json] SOURCE\n"
-	"       sandyfs store [--store DIR] [--clear] SOURCE\n"
-	"       sandyfs git list [RULE OPTIONS] [--store DIR] [--json] SOURCE\n"
-	"       sandyfs git import [RULE OPTIONS] [--store DIR] [--force] SOURCE BRANCH\n"
-	"       sandyfs git check [RULE OPTIONS] [--git-dir DIR] SOURCE COMMIT...\n"
-	"       sandyfs umount MOUNTPOINT\n"
-	"       sandyfs --help | --version\n"
-	"\n"
-	"mount options:\n"
-	"  -f, --foreground       stay in the foreground (default: detach once mounted)\n"
-	"      --allow-other      let other users in (e.g. container uids); implies kernel\n"
-	"                         permission checks (default_permissions)\n"
-	"  -o OPT[,OPT...]        extra FUSE mount options\n"
-	"      --pid-file FILE    write the daemon's pid to FILE while it serves\n"
-	"      --audit FILE       append one JSON line per denied operation to FILE\n"
-	"      --lazy-open        let the kernel open files without asking the daemon: much\n"
-	"                         faster for tools that open many files (rg, tar), but a\n"
-	"                         denied file opened for writing without O_TRUNC then fails\n"
-	"                         at its first write (EROFS) instead of at open\n"
-	"      --stats FILE       count the kernel's requests by kind (and the time spent on\n"
-	"                         them); write the counts to FILE as JSON on SIGUSR1 and at\n"
-	"                         unmount\n"
-	"      --store DIR        the project's store, where private directories\n"
-	"                         (node_modules, .venv, ...) live and what the agent owns\n"
-	"                         is recorded; default: ~/.cache/sandy/projects/NAME-HASH\n"
-	"                         ($SANDY_CACHE_DIR or $XDG_CACHE_HOME/sandy for ~/.cache/sandy)\n"
-	"      --private-git      serve, at SOURCE's .git, a private repository kept in the\n"
-	"                         store and layered on SOURCE's objects (refreshed from\n"
-	"                         SOURCE's refs at mount), and .worktrees/ from the store\n"
-	"      --git-host-path DIR\n"
-	"                         where git, run on the mount, finds SOURCE's git directory\n"
-	"                         (the private repository's alternates name DIR/objects);\n"
-	"                         default: its path on this host\n"
-	"\n" SFS_RULE_OPTS_HELP "\n"
-	"`sandyfs mount` returns once the mount is live. SIGTERM, SIGINT or SIGHUP to the\n"
-	"daemon unmount it; so does `sandyfs umount`, also when the daemon has died.\n"
-	"`sandyfs store` prints where SOURCE's store is and its size; --clear removes it\n"
-	"(refused while a mount of the project runs).\n"
-	"`sandyfs git` works on the private repository of --private-git: list shows its\n"
-	"branches with commits SOURCE's refs lack; import copies one into SOURCE's\n"
-	"repository as sandy/BRANCH when no commit on it changes a path of class\n"
-	"immutable, private, hidden, protected or overlay, a submodule entry, or a\n"
-	"symlink the mount would refuse; check does the same for COMMIT... (against\n"
-	"their parents) in the repository at --git-dir (default: SOURCE/.git). Exit\n"
-	"status 1 when something is refused.\n";
+/* What --help prints: sandyfs.help, made a C string by the build. */
+static const char usage_text[] = SANDYFS_HELP;
 
 static const struct cli sandyfs_cli = {"sandyfs", "sandyfs --help", 2};
 

@@ -4,6 +4,7 @@
 #include "proc.h"
 
 #include "config.h"
+#include "common/install.h"
 
 #include <string.h>
 #include <sys/resource.h>
@@ -56,6 +57,15 @@ int engine_check(const char *engine, bool quiet)
 			    "%s', or 'sudo dockerd &'), or run without a container: --runtime=none",
 			    engine, why && *why ? why : "no answer", engine);
 	return -EHOSTDOWN;
+}
+
+const char *engine_auto(void)
+{
+	if (engine_check("docker", true) == 0)
+		return "docker";
+	if (engine_check("podman", true) == 0)
+		return "podman";
+	return NULL;
 }
 
 bool engine_has_image(const char *engine, const char *image)
@@ -237,20 +247,27 @@ void engine_remove(const char *engine, const char *name)
 		proc_run(argv, PROC_IN_NULL | PROC_OUT_NULL | PROC_ERR_NULL, NULL, NULL);
 }
 
+/* The directory of the image's Dockerfile (malloc'ed), found as
+ * common/install.h says; NULL, the places looked in printed, when none
+ * has one. */
 static char *container_dir(void)
 {
-	static const char *const dirs[] = {SANDY_SOURCE_CONTAINER_DIR, SANDY_CONTAINER_DIR};
-	const char *env = getenv("SANDY_CONTAINER_DIR");
-	struct stat st;
+	static const struct install_item container = {
+		.what = "the image's Dockerfile",
+		.env = "SANDY_CONTAINER_DIR",
+		.build = SANDY_SOURCE_CONTAINER_DIR,
+		.name = "container",
+		.probe = "Dockerfile",
+	};
+	cleanup_free char *err = NULL;
+	char *dir = NULL;
 
-	if (env && *env)
-		return strdup(env);
-	for (size_t i = 0; i < ARRAY_SIZE(dirs); i++) {
-		cleanup_free char *df = sandy_asprintf("%s/Dockerfile", dirs[i]);
-		if (df && stat(df, &st) == 0)
-			return strdup(dirs[i]);
-	}
-	return NULL;
+	int r = install_find(&container, &dir, &err);
+	if (r == -ENOMEM)
+		sandy_error("%s", strerror(ENOMEM));
+	else if (r < 0)
+		sandy_error("%s", err ? err : strerror(-r));
+	return dir;
 }
 
 /* The base image made from Debian packages by base-image.sh in DIR; its
@@ -316,12 +333,8 @@ int engine_build_image(const char *engine, const char *image, const char *gatewa
 	cleanup_free char *base = NULL, *gateway_dir = NULL;
 	int r = 0;
 
-	if (!dir) {
-		sandy_error("cannot find the image's Dockerfile (looked in '%s' and '%s'); set "
-			    "SANDY_CONTAINER_DIR",
-			    SANDY_SOURCE_CONTAINER_DIR, SANDY_CONTAINER_DIR);
+	if (!dir)
 		return -ENOENT;
-	}
 	if (!from && (r = build_base(engine, dir, &base)) < 0)
 		return r;
 	gateway_dir = sandy_asprintf("%s/gateway", dir);

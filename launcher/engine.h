@@ -37,6 +37,10 @@ struct container_spec {
  * QUIET, says what is wrong and how to fix it. */
 int engine_check(const char *engine, bool quiet);
 
+/* The engine a session without --runtime uses: docker when its daemon
+ * answers, else podman when it answers, else NULL. Quiet. */
+const char *engine_auto(void);
+
 /* Whether IMAGE is present in ENGINE. Quiet. */
 bool engine_has_image(const char *engine, const char *image);
 

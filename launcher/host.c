@@ -3,6 +3,9 @@
 #include "host.h"
 #include "sandy.h"
 
+#include "config.h"
+#include "common/install.h"
+
 #include <fcntl.h>
 #include <limits.h>
 #include <pwd.h>
@@ -62,21 +65,6 @@ void host_user_free(struct host_user *u)
 	u->name = u->home = u->shell = NULL;
 }
 
-static char *self_dir(void)
-{
-	char buf[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
-
-	if (n <= 0)
-		return NULL;
-	buf[n] = '\0';
-	char *slash = strrchr(buf, '/');
-	if (!slash)
-		return NULL;
-	*slash = '\0';
-	return strdup(buf);
-}
-
 static bool executable_file(const char *path)
 {
 	struct stat st;
@@ -112,7 +100,14 @@ bool host_find_program(const char *name, char **found)
 
 char *host_find_sandyfs(void)
 {
+	static const struct install_item sandyfs = {
+		.what = "sandyfs",
+		.build = SANDY_BUILD_SANDYFS,
+		.name = "sandyfs",
+		.program = true,
+	};
 	const char *env = getenv("SANDYFS");
+	cleanup_free char *err = NULL;
 	char *found = NULL;
 
 	if (env && *env) {
@@ -122,19 +117,13 @@ char *host_find_sandyfs(void)
 			    access(env, F_OK) == 0 ? "not an executable file" : strerror(errno));
 		return NULL;
 	}
-	cleanup_free char *dir = self_dir();
-	if (dir) {
-		static const char *const rel[] = {"../fusefs/sandyfs", "sandyfs"};
-		for (size_t i = 0; i < ARRAY_SIZE(rel); i++) {
-			cleanup_free char *p = sandy_asprintf("%s/%s", dir, rel[i]);
-			if (p && executable_file(p))
-				return realpath(p, NULL);
-		}
-	}
+	if (install_find(&sandyfs, &found, &err) == 0)
+		return found;
 	if (host_find_program("sandyfs", &found))
 		return found;
-	sandy_error("cannot find sandyfs: build it ('scripts/build.sh'), put it in PATH, or name "
-		    "it with SANDYFS=/path/to/sandyfs; or use --fs=bind to run without it");
+	sandy_error("%s; not in PATH either: build it ('scripts/build.sh'), install it, or name it with "
+		    "SANDYFS=/path/to/sandyfs; or use --fs=bind to run without it",
+		    err ? err : "cannot find sandyfs");
 	return NULL;
 }
 
@@ -157,33 +146,64 @@ static bool fuse_conf_allows_other(const char *path)
 	return false;
 }
 
-int host_check_fuse(bool need_allow_other)
+int host_fuse_device(void)
 {
 	int fd = open("/dev/fuse", O_RDWR | O_CLOEXEC);
 
-	if (fd < 0) {
-		int e = errno;
-		if (e == ENOENT || e == ENODEV || e == ENXIO)
+	if (fd < 0)
+		return -errno;
+	close(fd);
+	return 0;
+}
+
+bool host_fuse_needs_fusermount(void)
+{
+	/* An unprivileged mount goes through the set-uid fusermount3, which
+	 * lets other users in only with user_allow_other. */
+	return geteuid() != 0;
+}
+
+bool host_fuse_conf_needed(bool need_allow_other)
+{
+	return need_allow_other && host_fuse_needs_fusermount();
+}
+
+bool host_fuse_conf_allows_other(void)
+{
+	return fuse_conf_allows_other("/etc/fuse.conf");
+}
+
+bool host_mount_needs_allow_other(bool container, const struct host_user *u)
+{
+	/* The container's processes, or sudo's user, are not the daemon's
+	 * uid. */
+	return container || u->via_sudo;
+}
+
+int host_check_fuse(bool need_allow_other)
+{
+	int e = host_fuse_device();
+
+	if (e < 0) {
+		if (e == -ENOENT || e == -ENODEV || e == -ENXIO)
 			sandy_error(
 				"cannot open '/dev/fuse': %s; load the FUSE module "
 				"('sudo modprobe fuse'), or use --fs=bind to run without sandyfs",
-				strerror(e));
+				strerror(-e));
 		else
 			sandy_error("cannot open '/dev/fuse': %s; make it usable "
 				    "('sudo chmod 0666 /dev/fuse'), or use --fs=bind",
-				    strerror(e));
-		return -e;
+				    strerror(-e));
+		return e;
 	}
-	close(fd);
-	if (geteuid() == 0)
+	if (!host_fuse_needs_fusermount())
 		return 0;
-	/* An unprivileged mount goes through the set-uid fusermount3. */
 	if (!host_find_program("fusermount3", NULL)) {
 		sandy_error("cannot find 'fusermount3', which mounts FUSE filesystems for "
 			    "non-root users; install it ('sudo apt-get install fuse3')");
 		return -ENOENT;
 	}
-	if (need_allow_other && !fuse_conf_allows_other("/etc/fuse.conf")) {
+	if (host_fuse_conf_needed(need_allow_other) && !host_fuse_conf_allows_other()) {
 		sandy_error(
 			"FUSE does not let the container's user into your mount: add a line "
 			"'user_allow_other' to /etc/fuse.conf (e.g. 'echo user_allow_other | sudo "

@@ -26,15 +26,30 @@ void host_user_free(struct host_user *u);
  * path (malloc'ed) in *FOUND when FOUND is not NULL. */
 bool host_find_program(const char *name, char **found);
 
-/* The sandyfs binary: $SANDYFS, else next to sandy in a build tree
- * (../fusefs/sandyfs) or an install (sandyfs beside sandy), else PATH.
- * NULL (message printed) when there is none. */
+/* The sandyfs binary: $SANDYFS, else as common/install.h says (this
+ * build's fusefs/sandyfs for a sandy of the build directory, sandyfs
+ * beside sandy, PREFIX/BINDIR/sandyfs), else PATH. NULL (message printed)
+ * when there is none. */
 char *host_find_sandyfs(void);
 
 /* /dev/fuse usable; as non-root fusermount3 present; and when
  * NEED_ALLOW_OTHER, user_allow_other set in /etc/fuse.conf. 0 or -errno
  * with the message printed. */
 int host_check_fuse(bool need_allow_other);
+
+/* The parts of host_check_fuse, quiet (for `sandy doctor`): 0 when
+ * /dev/fuse opens read-write, else -errno; whether a mount goes through
+ * the set-uid fusermount3 (not as root); whether a mount that lets other
+ * uids in (NEED_ALLOW_OTHER) needs user_allow_other in /etc/fuse.conf, and
+ * whether it is there. */
+int host_fuse_device(void);
+bool host_fuse_needs_fusermount(void);
+bool host_fuse_conf_needed(bool need_allow_other);
+bool host_fuse_conf_allows_other(void);
+
+/* Whether a session's sandyfs mount must let other uids in (allow_other):
+ * with a CONTAINER, or for a user U that sudo made root. */
+bool host_mount_needs_allow_other(bool container, const struct host_user *u);
 
 struct host_limits {
 	unsigned long long memory; /* bytes */

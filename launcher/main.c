@@ -3,11 +3,13 @@
  * usage errors into exit statuses. */
 
 #include "config.h"
+#include "doctor.h"
 #include "egress.h"
 #include "engine.h"
 #include "gateway.h"
 #include "host.h"
 #include "run.h"
+#include "sandy_help.h"
 #include "sandyfs.h"
 #include "world.h"
 
@@ -19,78 +21,8 @@
 #include <limits.h>
 #include <string.h>
 
-static const char usage_text[] =
-	"usage: sandy [OPTIONS] [PROJECT_DIR] [-- COMMAND [ARGS...]]\n"
-	"       sandy explain [RULE OPTIONS] [--json] [-C PROJECT_DIR] PATH...\n"
-	"       sandy clean [PROJECT_DIR]\n"
-	"       sandy allow [--session ID] DOMAIN\n"
-	"       sandy build-image [--image IMAGE] [--gateway-image IMAGE] [--gateway-only]\n"
-	"                         [--from BASE] [--runtime=docker|podman] [-- BUILD-ARGS...]\n"
-	"       sandy --help | --version\n"
-	"\n"
-	"Runs COMMAND (default: the image's agent; without a container, your shell) on\n"
-	"PROJECT_DIR (default: the current directory) served through sandyfs, which lets\n"
-	"it write only where the project's rules allow. The project is at /workspace in\n"
-	"the container; without one, it replaces PROJECT_DIR in a bubblewrap sandbox.\n"
-	"\n"
-	"options:\n"
-	"      --fs=fuse|bind     fuse (default): through sandyfs and its policy;\n"
-	"                         bind: a plain bind mount without policy, for comparison\n"
-	"      --runtime=docker|podman|none\n"
-	"                         default: docker when its daemon answers, else podman;\n"
-	"                         none: a bubblewrap sandbox instead of a container\n"
-	"      --image IMAGE      container image (default: $SANDY_IMAGE or " SANDY_DEFAULT_IMAGE
-	",\n"
-	"                         which 'sandy build-image' builds)\n"
-	"      --agent NAME       whose home and settings to use: claude, codex, gemini\n"
-	"                         (default: $SANDY_AGENT, else COMMAND's name when it is\n"
-	"                         one of them, else claude)\n"
-	"  -e, --env NAME[=VALUE] pass a variable (repeatable); NAME alone passes its\n"
-	"                         value here\n"
-	"      --network=filtered|open|none\n"
-	"                         filtered (default, $SANDY_NETWORK): only the allowlist's\n"
-	"                         names resolve and answer; open: unfiltered; none: no\n"
-	"                         network\n"
-	"      --allow DOMAIN     add DOMAIN (or *.DOMAIN, its subdomains) to the\n"
-	"                         allowlist (repeatable)\n"
-	"  -q, --quiet            no banner, no session summary\n"
-	"\n"
-	"rule options (passed to sandyfs):\n"
-	"  -t, --type NAME        add the rules of project type NAME (repeatable);\n"
-	"                         default: detected from the project\n"
-	"      --no-detect        do not detect project types\n"
-	"  -r, --rules FILE       add a rule file (repeatable)\n"
-	"\n"
-	"The container runs as you, with no capabilities, no-new-privileges, limits on\n"
-	"memory, CPUs and processes, and no docker socket. /run/sandy/POLICY.md tells the\n"
-	"agent what it may write; /run/sandy/denials.jsonl logs every denied write. The\n"
-	"agent's home is kept per agent under ~/.local/share/sandy/home; your settings,\n"
-	"memory file, commands and agents are shown read-only, your credentials copied\n"
-	"in once; git gets a throwaway copy of your global git config; SSH_AUTH_SOCK\n"
-	"is forwarded, SANDY_SSH_KEY=FILE mounts a dedicated key; SANDY_SHARE_DIR is\n"
-	"~/shared and ~/specs is yours. Only the agents' own variables (API keys,\n"
-	"proxies, ...) and --env pass. On\n"
-	"exit, Ctrl-C, SIGTERM or SIGHUP sandy stops the container, unmounts, and prints\n"
-	"the denials by rule and the files the session changed.\n"
-	"\n"
-	"The network: the agent's container shares the network of a gateway container\n"
-	"(image sandy-gateway:latest) whose resolver forwards only the allowlist: the\n"
-	"agent's endpoints, GitHub, the project types' package registries, --allow,\n"
-	"SANDY_ALLOW_DOMAINS (separated by spaces or commas) and \"allow\" in\n"
-	"~/.config/sandy/config.json. Other names are refused, other addresses too,\n"
-	"IPv6 is off. Every query and connection is logged (JSON lines) under\n"
-	"~/.local/share/sandy/egress, and pushed to Loki when LOKI_URL is set. 'sandy\n"
-	"allow DOMAIN' allows one more name in a running session.\n"
-	"\n"
-	"'sandy build-image' builds the gateway and agent images on a Debian base it\n"
-	"makes from Debian packages (mmdebstrap, no image registry needed); --from BASE\n"
-	"builds on BASE; --gateway-only builds only the gateway's.\n"
-	"\n"
-	"Private directories (node_modules, .venv, target, ...) live in a store outside\n"
-	"the project, kept across sessions; 'sandy clean' removes the project's store.\n"
-	"\n"
-	"Exit status: COMMAND's; 128+N when sandy was stopped by signal N; 125 when sandy\n"
-	"itself failed (bad usage, a failed check, sandyfs dying mid-session).\n";
+/* What --help prints: sandy.help, made a C string by the build. */
+static const char usage_text[] = SANDY_HELP;
 
 static const struct cli sandy_cli = {"sandy", "sandy --help", SANDY_EXIT_FAILURE};
 
@@ -209,7 +141,8 @@ static const char *pick_agent(const char *given, char **command)
 	return "claude";
 }
 
-static int cmd_run(int argc, char **argv)
+/* A session, or with DOCTOR `sandy doctor`: the same options, checked. */
+static int cmd_run(int argc, char **argv, bool doctor)
 {
 	static const struct option longopts[] = {
 		{"fs", required_argument, NULL, OPT_FS},
@@ -360,7 +293,7 @@ static int cmd_run(int argc, char **argv)
 	/* Only the status is read, never hooks, filters or fsmonitor: a
 	 * project that sudo's user owns is safe to read as root. */
 	git_libgit2_opts(GIT_OPT_SET_OWNER_VALIDATION, 0);
-	status = run_session(&o);
+	status = doctor ? doctor_run(&o) : run_session(&o);
 	git_libgit2_shutdown();
 out:
 	strv_free(&o.rule_args);
@@ -544,5 +477,7 @@ int main(int argc, char **argv)
 		return cmd_clean(argc - 1, argv + 1);
 	if (argc >= 2 && !strcmp(argv[1], "allow"))
 		return cmd_allow(argc - 1, argv + 1);
-	return cmd_run(argc, argv);
+	if (argc >= 2 && !strcmp(argv[1], "doctor"))
+		return cmd_run(argc - 1, argv + 1, true);
+	return cmd_run(argc, argv, false);
 }

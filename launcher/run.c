@@ -112,14 +112,9 @@ static int pick_runtime(struct run *r)
 	case SANDY_RUNTIME_AUTO:
 		break;
 	}
-	if (engine_check("docker", true) == 0) {
-		r->engine = "docker";
+	r->engine = engine_auto();
+	if (r->engine)
 		return 0;
-	}
-	if (engine_check("podman", true) == 0) {
-		r->engine = "podman";
-		return 0;
-	}
 	/* Never silently without a container: the user chooses. */
 	if (host_find_program("docker", NULL))
 		sandy_error("docker is installed but its daemon does not answer; start it (e.g. "
@@ -204,9 +199,7 @@ static int host_checks(struct run *r)
 		r->sandyfs = host_find_sandyfs();
 		if (!r->sandyfs)
 			return -ENOENT;
-		/* The container's processes, or sudo's user, are not the
-		 * daemon's uid. */
-		bool other = r->engine || r->user.via_sudo;
+		bool other = host_mount_needs_allow_other(r->engine != NULL, &r->user);
 		e = host_check_fuse(other);
 	}
 	if (e == 0 && r->engine && r->o->runtime != SANDY_RUNTIME_AUTO)
@@ -274,7 +267,7 @@ static int start_mount(struct run *r)
 				   r->s.view, strerror(-e2));
 		r->view_shared = e2 == 0;
 	}
-	bool other = r->engine || r->user.via_sudo;
+	bool other = host_mount_needs_allow_other(r->engine != NULL, &r->user);
 	/* The directory under the mount, kept to close it once covered. */
 	cleanup_fd int under = open(r->s.mountpoint, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	e2 = sandyfs_mount(r->sandyfs, &r->o->rule_args, other, r->s.audit, r->s.pidfile,

@@ -6,9 +6,11 @@ pkgs=(build-essential meson ninja-build pkg-config clang
 	libfuse3-dev fuse3 libgit2-dev libpcre2-dev libcjson-dev libutf8proc-dev liburing-dev libnuma-dev
 	git attr acl util-linux procps psmisc bindfs ripgrep
 	docker.io busybox-static bubblewrap openssh-client mmdebstrap podman catatonit
-	iproute2 curl dnsmasq-base nftables
+	iproute2 curl jq dnsmasq-base nftables
 	cmake clang-format vim perl python3-venv python3-pytest
-	nodejs cargo rustfmt golang-go)
+	groff-base mandoc zsh
+	nodejs cargo rustfmt golang-go
+	dpkg-dev debhelper man-db)
 # A nodejs from another source (NodeSource) ships its own npm; Debian's
 # comes as a separate package.
 command -v npm >/dev/null 2>&1 || pkgs+=(npm)

@@ -4,7 +4,7 @@
 source "$SANDY_SRC/tests/lib.sh"
 
 registered=$(printf '%s\n' "$@" | sort)
-globbed=$(cd "$SANDY_SRC/tests" && printf '%s\n' {cli,fs,attack,workflows,launcher,network}/*.sh | sort)
+globbed=$(cd "$SANDY_SRC/tests" && printf '%s\n' {cli,fs,attack,workflows,launcher,network,install,git}/*.sh | sort)
 check "tests/meson.build lists scripts ($#)" test $# -gt 0
 while IFS= read -r s; do
 	diag "not registered in tests/meson.build: $s"

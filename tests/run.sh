@@ -2,8 +2,8 @@
 # Runs every test against one build directory and prints the TAP totals.
 #
 # A test is a unit-test binary (BUILD/tests/unit/test_*) or a script
-# (tests/{cli,fs,attack,workflows,launcher,network}/*.sh), run through
-# tests/run-one.sh (its environment, and complete TAP: "ok - ..." /
+# (tests/{cli,fs,attack,workflows,launcher,network,install,git}/*.sh), run
+# through tests/run-one.sh (its environment, and complete TAP: "ok - ..." /
 # "not ok - ..." lines and a plan). A test exits non-zero when any case
 # failed. A test that exits non-zero without printing "not ok", or prints
 # no case at all, counts as one failure, so a crash can never pass for a
@@ -23,7 +23,7 @@ tests=()
 for t in "$build"/tests/unit/test_*; do
 	[ -x "$t" ] && [ -f "$t" ] && tests+=("$t")
 done
-for t in "$src"/tests/{cli,fs,attack,workflows,launcher,network}/*.sh; do
+for t in "$src"/tests/{cli,fs,attack,workflows,launcher,network,install,git}/*.sh; do
 	[ -f "$t" ] && tests+=("$t")
 done
 

@@ -16,14 +16,8 @@
 #include "config.h"
 #include "loader.h"
 #include "common/err.h"
+#include "common/install.h"
 #include "common/util.h"
-
-static bool is_dir(const char *path)
-{
-	struct stat st;
-
-	return path && stat(path, &st) == 0 && S_ISDIR(st.st_mode);
-}
 
 /* ---- rule options ------------------------------------------------------- */
 
@@ -55,28 +49,14 @@ void sfs_rule_opts_free(struct sfs_rule_opts *o)
 
 /* ---- directories -------------------------------------------------------- */
 
-const char *sfs_shipped_rules_dir(void)
+int sfs_shipped_rules_dir(char **dir, char **err)
 {
-	const char *e = getenv("SANDY_RULES_DIR");
-
-	if (e && *e)
-		return e;
-	if (is_dir(SANDY_RULES_DIR))
-		return SANDY_RULES_DIR;
-	return SANDY_SOURCE_RULES_DIR;
+	return install_find(&install_rules, dir, err);
 }
 
-const char *sfs_shipped_overlays_dir(void)
+int sfs_shipped_overlays_dir(char **dir, char **err)
 {
-	static __thread char buf[4096];
-	const char *e = getenv("SANDY_OVERLAYS_DIR");
-
-	if (e && *e)
-		return e;
-	snprintf(buf, sizeof(buf), "%s/../ro-overlays", sfs_shipped_rules_dir());
-	if (is_dir(buf))
-		return buf;
-	return SANDY_SOURCE_OVERLAYS_DIR;
+	return install_find(&install_overlays, dir, err);
 }
 
 /* The user's rules.d, malloc'ed, or NULL when there is no home. */
@@ -486,7 +466,11 @@ int sfs_policy_load(const struct sfs_rule_opts *o, const char *source_dir, struc
 	if (sfd < 0)
 		return err_set(err, errno, "cannot open source directory '%s': %s", source_dir,
 			       strerror(errno));
-	l = sfs_loader_new(sfs_shipped_rules_dir(), sfs_shipped_overlays_dir());
+	cleanup_free char *shipped = NULL, *overlays = NULL;
+	if ((r = sfs_shipped_rules_dir(&shipped, err)) < 0 ||
+	    (r = sfs_shipped_overlays_dir(&overlays, err)) < 0)
+		return r;
+	l = sfs_loader_new(shipped, overlays);
 	if (!l)
 		return -ENOMEM;
 	r = sfs_loader_add_type(l, "base", "always", err);
@@ -508,5 +492,25 @@ int sfs_policy_load(const struct sfs_rule_opts *o, const char *source_dir, struc
 	sfs_loader_free(l);
 	if (r < 0 && err && !*err)
 		err_set(err, -r, "cannot load rules: %s", strerror(-r));
+	return r;
+}
+
+int sfs_shipped_types(struct strv *names, char **err)
+{
+	cleanup_free char *shipped = NULL;
+	int r = sfs_shipped_rules_dir(&shipped, err);
+
+	if (r < 0)
+		return r;
+	struct sfs_loader *l = sfs_loader_new(shipped, NULL);
+	if (!l)
+		return -ENOMEM;
+	cleanup_strv struct strv all = {0};
+	r = loader_unloaded_types(l, &all, err);
+	sfs_loader_free(l);
+	/* base.json is always read: not a type to ask for. */
+	for (size_t i = 0; r == 0 && i < all.n; i++)
+		if (strcmp(all.v[i], "base") != 0)
+			r = strv_push(names, all.v[i]);
 	return r;
 }

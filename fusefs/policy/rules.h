@@ -15,10 +15,12 @@
  *   - SOURCE/.sandy/rules.json (project trust: may add write globs and
  *     protections, may not "release" and may only overlay shipped files).
  *
- * The shipped directory is $SANDY_RULES_DIR, else the installed one when it
- * exists, else the source tree's rules/. Overlay files named without a '/'
- * live in $SANDY_OVERLAYS_DIR, else ro-overlays/ next to the rules
- * directory, else the source tree's ro-overlays/.
+ * The shipped directory and the one of the overlay files named without a
+ * '/' are found as common/install.h says: $SANDY_RULES_DIR and
+ * $SANDY_OVERLAYS_DIR; the source tree's rules/ and ro-overlays/ for a
+ * program of the build directory; DATADIR/sandy/rules and
+ * DATADIR/sandy/ro-overlays beside the program, then at the configured
+ * prefix. Neither found is an error naming where it looked.
  *
  * Any error (syntax, unknown or duplicate key, wrong type, bad glob,
  * unknown extends, extends cycle, forbidden release) rejects the whole
@@ -54,13 +56,9 @@ enum { SFS_OPT_NO_DETECT = 0x5301 };
 	{"no-detect", no_argument, NULL, SFS_OPT_NO_DETECT}
 /* clang-format on */
 
-/* The rule options in --help, for every command that takes them. */
-#define SFS_RULE_OPTS_HELP                                                                         \
-	"rule options:\n"                                                                          \
-	"  -t, --type NAME        add the shipped rules NAME.json (repeatable);\n"                 \
-	"                         default: every project type detected in SOURCE\n"                \
-	"      --no-detect        do not detect project types\n"                                   \
-	"  -r, --rules FILE       add a rule file (repeatable)\n"
+/* The rule options in --help, for every command that takes them:
+ * SANDYFS_HELP_RULE_OPTIONS of the generated sandyfs_help.h, from the
+ * "rule options:" block of fusefs/sandyfs.help. */
 
 /*
  * Feeds one getopt result to O: 1 when OPT was a rule option (consumed),
@@ -77,9 +75,16 @@ void sfs_rule_opts_free(struct sfs_rule_opts *o);
 int sfs_policy_load(const struct sfs_rule_opts *o, const char *source_dir, struct sfs_policy **out,
 		    char **err);
 
-/* The shipped rules and overlay directories as resolved above. */
-const char *sfs_shipped_rules_dir(void);
-const char *sfs_shipped_overlays_dir(void);
+/* The shipped rules and overlay directories as resolved above: 0 and *DIR
+ * (malloc'ed), or a negative errno and *ERR (malloc'ed) naming the places
+ * looked in. */
+int sfs_shipped_rules_dir(char **dir, char **err);
+int sfs_shipped_overlays_dir(char **dir, char **err);
+
+/* The project types --type takes: the NAMEs of the shipped NAME.json but
+ * base.json (always read), sorted, appended to NAMES. 0, or a negative
+ * errno and *ERR (malloc'ed). */
+int sfs_shipped_types(struct strv *names, char **err);
 
 /* ---- the loader underneath, for tests and fuzzers ---- */
 

@@ -64,13 +64,18 @@ int main(int argc, char **argv)
 	const size_t np = sizeof(paths) / sizeof(paths[0]);
 	double secs = argc > 1 ? atof(argv[1]) : 2.0;
 	const char *t1 = argc > 3 ? argv[2] : "node", *t2 = argc > 3 ? argv[3] : "python";
-	struct sfs_loader *l = sfs_loader_new(sfs_shipped_rules_dir(), sfs_shipped_overlays_dir());
+	char *shipped = NULL, *overlays = NULL, *err = NULL;
+	struct sfs_loader *l = NULL;
 	struct sfs_policy *p = NULL;
-	char *err = NULL;
 	unsigned long n = 0, writable = 0;
 	double t0, dt;
 	char buf[1024];
 
+	if (sfs_shipped_rules_dir(&shipped, &err) == 0 &&
+	    sfs_shipped_overlays_dir(&overlays, &err) == 0)
+		l = sfs_loader_new(shipped, overlays);
+	free(shipped);
+	free(overlays);
 	if (!l || sfs_loader_add_type(l, "base", "bench", &err) < 0 ||
 	    sfs_loader_add_type(l, t1, "bench", &err) < 0 ||
 	    sfs_loader_add_type(l, t2, "bench", &err) < 0 || sfs_loader_finish(l, &p, &err) < 0) {

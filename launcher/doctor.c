@@ -1,0 +1,502 @@
+/* doctor.c - see doctor.h.
+ *
+ * Each item is one line, "ok", "warn" or "fail", what it is and what was
+ * found; a problem is followed by "fix:" lines with the commands that fix
+ * it. A "fail" is what would stop the session (or make it run without what
+ * the options ask for); a "warn" is something missing that these options
+ * do not need. The checks are the session's own: the messages a session
+ * would print are captured and shown as what was found. */
+
+#include "doctor.h"
+#include "engine.h"
+#include "gateway.h"
+#include "host.h"
+#include "policy_note.h"
+#include "proc.h"
+#include "sandyfs.h"
+
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+enum level { OK, WARN, FAIL };
+
+struct doctor {
+	const struct sandy_opts *o;
+	const char *sudo; /* "sudo " when not root, for the fix commands */
+	int fails;
+	char project[PATH_MAX];
+	bool have_project;
+	struct host_user user;
+	bool have_user;
+	char *sandyfs;
+	const char *engine;  /* the one a session would use, answering */
+	struct strv sources; /* the rule sources' names, for the allowlist */
+};
+
+static void item(struct doctor *d, enum level l, const char *what, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static void item(struct doctor *d, enum level l, const char *what, const char *fmt, ...)
+{
+	static const char *const names[] = {"ok", "warn", "fail"};
+	va_list ap;
+
+	printf("%-4s  %-11s ", names[l], what);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+	if (l == FAIL)
+		d->fails++;
+}
+
+static void fix(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void fix(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("      fix: ", stdout);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+}
+
+/* ---- what the session's checks print ----------------------------------- */
+
+struct capture {
+	FILE *f;
+	int saved;
+};
+
+/* Sends stderr (sandy's messages) to a temporary file until capture_end. */
+static void capture_start(struct capture *c)
+{
+	fflush(stdout);
+	fflush(stderr);
+	c->f = tmpfile();
+	c->saved = c->f ? dup(STDERR_FILENO) : -1;
+	if (c->saved >= 0 && dup2(fileno(c->f), STDERR_FILENO) < 0) {
+		close(c->saved);
+		c->saved = -1;
+	}
+}
+
+/* The first message captured, without "sandy: " (malloc'ed; "" when
+ * nothing was said). */
+static char *capture_end(struct capture *c)
+{
+	char line[4096] = "";
+
+	fflush(stderr);
+	if (c->saved >= 0) {
+		dup2(c->saved, STDERR_FILENO);
+		close(c->saved);
+	}
+	if (c->f) {
+		rewind(c->f);
+		if (!fgets(line, sizeof(line), c->f))
+			line[0] = '\0';
+		fclose(c->f);
+	}
+	line[strcspn(line, "\n")] = '\0';
+	const char *text = strncmp(line, "sandy: ", 7) ? line : line + 7;
+	return strdup(text);
+}
+
+/* The first line of S, trimmed (malloc'ed). */
+static char *first_line(const char *s)
+{
+	s = s ? s : "";
+	s += strspn(s, " \t\n");
+	return strndup(s, strcspn(s, "\n"));
+}
+
+/* The strings of V separated by ", " (malloc'ed). */
+static char *join(const struct strv *v)
+{
+	size_t len = 1;
+
+	for (size_t i = 0; i < v->n; i++)
+		len += strlen(v->v[i]) + 2;
+	char *s = malloc(len), *p = s;
+	if (!s)
+		return NULL;
+	*p = '\0';
+	for (size_t i = 0; i < v->n; i++)
+		p += sprintf(p, "%s%s", i ? ", " : "", v->v[i]);
+	return s;
+}
+
+/* ---- the items ------------------------------------------------------------ */
+
+static bool fuse_needed(const struct doctor *d)
+{
+	return d->o->fs == SANDY_FS_FUSE;
+}
+
+static void check_project(struct doctor *d)
+{
+	struct stat st;
+
+	if (!realpath(d->o->project, d->project))
+		item(d, FAIL, "project", "cannot use project directory '%s': %s", d->o->project,
+		     strerror(errno));
+	else if (stat(d->project, &st) < 0 || !S_ISDIR(st.st_mode))
+		item(d, FAIL, "project", "cannot use project directory '%s': not a directory",
+		     d->o->project);
+	else {
+		d->have_project = true;
+		item(d, OK, "project", "%s", d->project);
+	}
+	if (host_user(&d->user) < 0) {
+		item(d, FAIL, "user", "out of memory");
+		return;
+	}
+	d->have_user = true;
+	item(d, OK, "user", "%s (uid %u)%s", d->user.name ? d->user.name : "no passwd entry",
+	     (unsigned)d->user.uid, d->user.via_sudo ? ", through sudo" : "");
+}
+
+/* Whether the FUSE filesystem is registered with the kernel (the module
+ * loaded, or built in). */
+static bool fuse_registered(void)
+{
+	cleanup_free char *text = NULL;
+
+	if (sandy_read_file("/proc/filesystems", 1 << 16, &text) < 0)
+		return false;
+	for (const char *p = text; (p = strstr(p, "fuse")); p += 4)
+		if ((p == text || p[-1] == '\t') && (p[4] == '\n' || p[4] == '\0'))
+			return true;
+	return false;
+}
+
+static void check_fuse(struct doctor *d)
+{
+	bool need = fuse_needed(d);
+	enum level bad = need ? FAIL : WARN;
+	const char *unneeded = need ? "" : " (not needed with --fs=bind)";
+
+	/* Before /dev/fuse is opened, which loads the module. */
+	if (fuse_registered())
+		item(d, OK, "fuse", "registered in /proc/filesystems");
+	else {
+		item(d, bad, "fuse", "not in /proc/filesystems: the fuse module is not loaded%s",
+		     unneeded);
+		fix("%smodprobe fuse", d->sudo);
+	}
+	int e = host_fuse_device();
+	if (e == 0)
+		item(d, OK, "/dev/fuse", "opens read-write");
+	else {
+		item(d, bad, "/dev/fuse", "cannot open '/dev/fuse': %s%s", strerror(-e), unneeded);
+		if (e == -ENOENT || e == -ENODEV || e == -ENXIO) {
+			fix("%smodprobe fuse", d->sudo);
+			fix("%sapt-get install fuse3", d->sudo);
+		} else
+			fix("%schmod 0666 /dev/fuse", d->sudo);
+	}
+	cleanup_free char *fusermount = NULL;
+	if (host_find_program("fusermount3", &fusermount))
+		item(d, OK, "fusermount3", "%s", fusermount);
+	else if (host_fuse_needs_fusermount()) {
+		item(d, bad, "fusermount3",
+		     "not found: it mounts FUSE filesystems for non-root users%s", unneeded);
+		fix("%sapt-get install fuse3", d->sudo);
+	} else
+		item(d, OK, "fusermount3", "not found; not needed as root");
+
+	bool other = d->have_user &&
+		     host_mount_needs_allow_other(d->o->runtime != SANDY_RUNTIME_NONE, &d->user);
+	if (host_fuse_conf_allows_other())
+		item(d, OK, "fuse.conf", "user_allow_other is set in /etc/fuse.conf");
+	else if (!host_fuse_conf_needed(other))
+		item(d, OK, "fuse.conf", "no user_allow_other in /etc/fuse.conf; not needed %s",
+		     !other ? "(no other uid enters the mount)" : "as root");
+	else {
+		item(d, bad, "fuse.conf",
+		     "no user_allow_other in /etc/fuse.conf: the container's user cannot enter "
+		     "your mount%s",
+		     unneeded);
+		fix("echo user_allow_other | sudo tee -a /etc/fuse.conf");
+	}
+}
+
+static void check_sandyfs(struct doctor *d)
+{
+	struct capture c;
+
+	capture_start(&c);
+	d->sandyfs = host_find_sandyfs();
+	cleanup_free char *why = capture_end(&c);
+	if (!d->sandyfs) {
+		item(d, fuse_needed(d) ? FAIL : WARN, "sandyfs", "%s", why ? why : "not found");
+		return;
+	}
+	char *argv[] = {d->sandyfs, "--version", NULL};
+	cleanup_free char *out = NULL, *version = NULL;
+	int status = proc_run(argv, PROC_IN_NULL | PROC_OUT_CAPTURE | PROC_ERR_NULL, &out, NULL);
+	version = first_line(out);
+	if (status != 0 || !version || !*version) {
+		item(d, fuse_needed(d) ? FAIL : WARN, "sandyfs", "%s does not run (status %d)",
+		     d->sandyfs, status);
+		free(d->sandyfs);
+		d->sandyfs = NULL;
+		return;
+	}
+	item(d, OK, "sandyfs", "%s", d->sandyfs);
+	/* "sandyfs 0.1.0 (libfuse 3.14, linux (...))" */
+	const char *lib = strstr(version, "libfuse ");
+	int major = 0, minor = 0;
+	if (lib && sscanf(lib, "libfuse %d.%d", &major, &minor) == 2)
+		item(d, OK, "libfuse", "%d.%d (from '%s --version')", major, minor, d->sandyfs);
+	else
+		item(d, OK, "libfuse", "unknown (%s)", version);
+
+	cleanup_free char *uring = NULL;
+	const char *knob = "/sys/module/fuse/parameters/enable_uring";
+	const char *old = major * 100 + minor < 318 ? "; sandyfs's libfuse is older than 3.18 "
+						      "and does not use it"
+						    : "";
+	if (sandy_read_file(knob, 64, &uring) < 0)
+		item(d, OK, "io_uring", "FUSE over io_uring is not in this kernel");
+	else if (uring[0] == 'Y')
+		item(d, OK, "io_uring", "FUSE over io_uring is on%s", old);
+	else
+		item(d, OK, "io_uring", "FUSE over io_uring is off (on: echo Y > %s)%s", knob, old);
+}
+
+/* The project's store and its size, as `sandyfs store` reports them. */
+static void check_store(struct doctor *d)
+{
+	if (!d->sandyfs || !d->have_project)
+		return;
+	char *argv[] = {d->sandyfs, "store", "--", d->project, NULL};
+	cleanup_free char *out = NULL, *err = NULL;
+	int status = proc_run(argv, PROC_IN_NULL | PROC_OUT_CAPTURE | PROC_ERR_CAPTURE, &out, &err);
+	cleanup_free char *line = first_line(status == 0 ? out : err);
+	char *tab = line ? strchr(line, '\t') : NULL;
+	if (status == 0 && tab) {
+		*tab = '\0';
+		item(d, OK, "store", "%s: %s", line, tab + 1);
+	} else
+		item(d, WARN, "store", "%s", line && *line ? line : "sandyfs store failed");
+}
+
+/* The policy the session would mount with loads (a broken rule file stops
+ * it); keeps the rule sources' names for the allowlist. */
+static void check_rules(struct doctor *d)
+{
+	if (!d->sandyfs || !d->have_project || !fuse_needed(d))
+		return;
+	cleanup_strv struct strv argv = {0};
+	cleanup_free char *out = NULL, *err = NULL;
+	int status =
+		sandyfs_query_argv(&argv, d->sandyfs, "rules", true, &d->o->rule_args, d->project);
+	if (status == 0)
+		status = proc_run(argv.v, PROC_IN_NULL | PROC_OUT_CAPTURE | PROC_ERR_CAPTURE, &out,
+				  &err);
+	if (status != 0) {
+		cleanup_free char *why = first_line(err);
+		item(d, FAIL, "rules", "%s",
+		     why && *why ? why + (strncmp(why, "sandyfs: ", 9) ? 0 : 9)
+				 : "sandyfs rules failed");
+		return;
+	}
+	/* The rule sources' names, as the session takes them. */
+	struct policy_rules rules;
+	policy_rules_fetch(d->sandyfs, &d->o->rule_args, d->project, &rules);
+	cleanup_free char *names = join(&rules.sources);
+	item(d, OK, "rules", "the policy loads: %s", names ? names : "");
+	strv_extend(&d->sources, &rules.sources);
+	policy_rules_free(&rules);
+}
+
+/* The fixes for ENGINE, which check E says does not answer. */
+static void engine_fixes(struct doctor *d, const char *engine, int e, const char *why)
+{
+	if (e == -ENOENT)
+		fix("%sapt-get install %s", d->sudo,
+		    !strcmp(engine, "docker") ? "docker.io" : engine);
+	else if (why && strcasestr(why, "permission denied"))
+		fix("%susermod -aG %s $USER  (then log in again)", d->sudo, engine);
+	else if (!strcmp(engine, "podman"))
+		fix("podman info  (says what is wrong)");
+	else {
+		struct stat st;
+		const char *host = getenv("DOCKER_HOST");
+		if (stat("/run/systemd/system", &st) == 0)
+			fix("%ssystemctl start docker", d->sudo);
+		else
+			fix("%sdockerd &", d->sudo);
+		if (host && *host)
+			fix("unset DOCKER_HOST  (it names '%s')", host);
+	}
+}
+
+/* ENGINE's own check, quiet but for what it says: 0 or -errno and *WHY. */
+static int engine_says(const char *engine, char **why)
+{
+	struct capture c;
+
+	capture_start(&c);
+	int e = engine_check(engine, false);
+	*why = capture_end(&c);
+	return e;
+}
+
+static void check_engine(struct doctor *d)
+{
+	cleanup_free char *why = NULL;
+	const char *asked = d->o->runtime == SANDY_RUNTIME_DOCKER   ? "docker"
+			    : d->o->runtime == SANDY_RUNTIME_PODMAN ? "podman"
+								    : NULL;
+
+	if (d->o->runtime == SANDY_RUNTIME_NONE) {
+		item(d, OK, "engine", "none: --runtime=none runs the command under bubblewrap");
+		return;
+	}
+	if (asked) {
+		int e = engine_says(asked, &why);
+		if (e == 0) {
+			d->engine = asked;
+			item(d, OK, "engine", "%s answers", asked);
+			return;
+		}
+		item(d, FAIL, "engine", "%s", why);
+		engine_fixes(d, asked, e, why);
+		return;
+	}
+	d->engine = engine_auto();
+	if (d->engine) {
+		item(d, OK, "engine", "%s answers%s", d->engine,
+		     !strcmp(d->engine, "podman") ? " (docker does not)" : "");
+		return;
+	}
+	/* As a session says it: the engine that is installed, or none. */
+	const char *engine = host_find_program("docker", NULL)	 ? "docker"
+			     : host_find_program("podman", NULL) ? "podman"
+								 : NULL;
+	if (!engine) {
+		item(d, FAIL, "engine", "no container engine found (docker, podman)");
+		fix("%sapt-get install docker.io", d->sudo);
+	} else {
+		int e = engine_says(engine, &why);
+		item(d, FAIL, "engine", "%s", why);
+		engine_fixes(d, engine, e, why);
+	}
+	fix("or run without a container: sandy --runtime=none");
+}
+
+static void check_images(struct doctor *d)
+{
+	const char *runtime = d->engine && !strcmp(d->engine, "podman") ? " --runtime=podman" : "";
+
+	if (d->o->runtime == SANDY_RUNTIME_NONE)
+		return;
+	if (!d->engine) {
+		item(d, WARN, "image", "'%s': not checked, no engine answers", d->o->image);
+		return;
+	}
+	if (engine_has_image(d->engine, d->o->image))
+		item(d, OK, "image", "'%s' is in %s", d->o->image, d->engine);
+	else {
+		item(d, FAIL, "image", "'%s' is not in %s", d->o->image, d->engine);
+		if (!strcmp(d->o->image, SANDY_DEFAULT_IMAGE))
+			fix("sandy build-image%s", runtime);
+		else {
+			fix("sandy build-image%s --image %s", runtime, d->o->image);
+			fix("or: %s pull %s", d->engine, d->o->image);
+		}
+	}
+	if (d->o->network != EGRESS_FILTERED) {
+		item(d, OK, "gateway", "not needed with --network=%s",
+		     d->o->network == EGRESS_NONE ? "none" : "open");
+		return;
+	}
+	/* As the session picks it. */
+	const char *env = getenv("SANDY_GATEWAY_IMAGE");
+	const char *gateway = env && *env ? env : SANDY_DEFAULT_GATEWAY_IMAGE;
+	if (engine_has_image(d->engine, gateway))
+		item(d, OK, "gateway", "'%s' is in %s", gateway, d->engine);
+	else {
+		item(d, FAIL, "gateway", "the network gateway's image '%s' is not in %s", gateway,
+		     d->engine);
+		fix("sandy build-image%s --gateway-only", runtime);
+	}
+}
+
+/* The allowlist a filtered session would start with: the user's entries
+ * (config.json, SANDY_ALLOW_DOMAINS, --allow) are checked there. */
+static void check_allowlist(struct doctor *d)
+{
+	if (d->o->network != EGRESS_FILTERED || !d->have_user)
+		return;
+	if (d->o->runtime == SANDY_RUNTIME_NONE) {
+		item(d, WARN, "network",
+		     "--runtime=none does not filter the network: the command uses this "
+		     "machine's; --network=none gives it none");
+		return;
+	}
+	cleanup_strv struct strv allow = {0};
+	struct capture c;
+	capture_start(&c);
+	int e = gateway_allowlist(d->o->agent, &d->sources, &d->o->allow_args, &d->user, &allow);
+	cleanup_free char *why = capture_end(&c);
+	if (e < 0)
+		item(d, FAIL, "allowlist", "%s", why && *why ? why : strerror(-e));
+	else
+		item(d, OK, "allowlist", "%zu names", allow.n);
+}
+
+static void check_bwrap(struct doctor *d)
+{
+	cleanup_free char *bwrap = NULL;
+
+	if (host_find_program("bwrap", &bwrap))
+		item(d, OK, "bwrap", "%s", bwrap);
+	else if (d->o->runtime == SANDY_RUNTIME_NONE) {
+		item(d, FAIL, "bwrap", "not found: --runtime=none runs the command in it");
+		fix("%sapt-get install bubblewrap", d->sudo);
+	} else {
+		item(d, WARN, "bwrap", "not found (needed only for --runtime=none)");
+		fix("%sapt-get install bubblewrap", d->sudo);
+	}
+}
+
+int doctor_run(const struct sandy_opts *o)
+{
+	struct doctor d = {.o = o, .sudo = geteuid() == 0 ? "" : "sudo "};
+
+	check_project(&d);
+	check_fuse(&d);
+	check_sandyfs(&d);
+	check_store(&d);
+	check_rules(&d);
+	check_engine(&d);
+	check_images(&d);
+	check_allowlist(&d);
+	check_bwrap(&d);
+	static const char *const networks[] = {
+		[EGRESS_FILTERED] = "filtered",
+		[EGRESS_OPEN] = "open",
+		[EGRESS_NONE] = "none",
+	};
+	if (d.fails == 0)
+		item(&d, OK, "session", "would start: %s, --fs=%s, --network=%s",
+		     d.engine ? d.engine : "bubblewrap", o->fs == SANDY_FS_FUSE ? "fuse" : "bind",
+		     networks[o->network]);
+	else {
+		item(&d, FAIL, "session", "would not start: %d problem%s above", d.fails,
+		     d.fails == 1 ? "" : "s");
+	}
+	free(d.sandyfs);
+	if (d.have_user)
+		host_user_free(&d.user);
+	strv_free(&d.sources);
+	fflush(stdout);
+	return d.fails ? SANDY_EXIT_FAILURE : 0;
+}
