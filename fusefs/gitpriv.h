@@ -3,9 +3,11 @@
  * starts, and brought back by `sandyfs git`.
  *
  *   STORE/tree/.git     the private repository the mount serves at .git:
- *                       HEAD, refs, index, info/exclude and a sanitised
- *                       config copied from SOURCE's; objects/info/alternates
- *                       names SOURCE's objects, so nothing is copied
+ *                       HEAD, refs, index and info/exclude copied from
+ *                       SOURCE's, config.sandy made from SOURCE's config
+ *                       without what runs programs (the agent's own config
+ *                       includes it); objects/info/alternates names
+ *                       SOURCE's objects, so nothing is copied
  *   STORE/git-mirror    the refs as last copied from SOURCE: a ref that
  *                       still has that value follows SOURCE's at the next
  *                       refresh, one the agent moved is kept
@@ -39,7 +41,9 @@ int sfs_git_list_main(const struct sfs_rule_opts *rules, const char *store, bool
 		      const char *source);
 int sfs_git_import_main(const struct sfs_rule_opts *rules, const char *store, bool force,
 			const char *source, const char *branch);
-int sfs_git_check_main(const struct sfs_rule_opts *rules, const char *git_dir, const char *source,
-		       char **commits, int ncommits);
+/* HOST_GIT, when not NULL, is SOURCE's git directory: commits it has are
+ * not the agent's and are not judged. */
+int sfs_git_check_main(const struct sfs_rule_opts *rules, const char *git_dir,
+		       const char *host_git, const char *source, char **commits, int ncommits);
 
 #endif

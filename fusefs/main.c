@@ -168,18 +168,19 @@ static int cmd_store(int argc, char **argv)
 /* sandyfs git list|import|check: the private repository (gitpriv.h). */
 static int cmd_git(int argc, char **argv)
 {
-	enum { OPT_JSON = 256, OPT_FORCE, OPT_GIT_DIR, OPT_STORE };
+	enum { OPT_JSON = 256, OPT_FORCE, OPT_GIT_DIR, OPT_STORE, OPT_HOST_GIT };
 	static const struct option longopts[] = {
 		{"json", no_argument, NULL, OPT_JSON},
 		{"force", no_argument, NULL, OPT_FORCE},
 		{"git-dir", required_argument, NULL, OPT_GIT_DIR},
+		{"host-git", required_argument, NULL, OPT_HOST_GIT},
 		{"store", required_argument, NULL, OPT_STORE},
 		{"help", no_argument, NULL, 'h'},
 		SFS_RULE_LONG_OPTS,
 		{NULL, 0, NULL, 0},
 	};
 	struct sfs_rule_opts rules = {0};
-	const char *git_dir = NULL, *store = NULL;
+	const char *git_dir = NULL, *store = NULL, *host_git = NULL;
 	bool json = false, force = false;
 	int c, status;
 
@@ -216,6 +217,9 @@ static int cmd_git(int argc, char **argv)
 		case OPT_STORE:
 			store = optarg;
 			break;
+		case OPT_HOST_GIT:
+			host_git = optarg;
+			break;
 		case 'h':
 			fputs(usage_text, stdout);
 			status = 0;
@@ -226,13 +230,14 @@ static int cmd_git(int argc, char **argv)
 		}
 	}
 	int nargs = argc - optind;
-	if (!strcmp(sub, "list") && nargs == 1 && !force && !git_dir)
+	bool check_only = git_dir || host_git;
+	if (!strcmp(sub, "list") && nargs == 1 && !force && !check_only)
 		status = sfs_git_list_main(&rules, store, json, argv[optind]);
-	else if (!strcmp(sub, "import") && nargs == 2 && !json && !git_dir)
+	else if (!strcmp(sub, "import") && nargs == 2 && !json && !check_only)
 		status = sfs_git_import_main(&rules, store, force, argv[optind], argv[optind + 1]);
 	else if (!strcmp(sub, "check") && nargs >= 2 && !json && !force && !store)
-		status = sfs_git_check_main(&rules, git_dir, argv[optind], argv + optind + 1,
-					    nargs - 1);
+		status = sfs_git_check_main(&rules, git_dir, host_git, argv[optind],
+					    argv + optind + 1, nargs - 1);
 	else if (strcmp(sub, "list") && strcmp(sub, "import") && strcmp(sub, "check"))
 		status = cli_usage_error(&sandyfs_cli, "unknown git command '%s'", sub);
 	else

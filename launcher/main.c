@@ -3,6 +3,7 @@
  * usage errors into exit statuses. */
 
 #include "config.h"
+#include "agentgit.h"
 #include "doctor.h"
 #include "egress.h"
 #include "engine.h"
@@ -71,6 +72,8 @@ enum {
 	OPT_SESSION,
 	OPT_GATEWAY_IMAGE,
 	OPT_GATEWAY_ONLY,
+	OPT_PUSH_GATE,
+	OPT_FORCE,
 };
 
 /* Handles the rule options shared by a session and `explain`: 1 when C
@@ -156,6 +159,7 @@ static int cmd_run(int argc, char **argv, bool doctor)
 		{"rules", required_argument, NULL, 'r'},
 		{"no-detect", no_argument, NULL, OPT_NO_DETECT},
 		{"quiet", no_argument, NULL, 'q'},
+		{"push-gate", no_argument, NULL, OPT_PUSH_GATE},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, OPT_VERSION},
 		{NULL, 0, NULL, 0},
@@ -166,8 +170,15 @@ static int cmd_run(int argc, char **argv, bool doctor)
 		.image = image && *image ? image : SANDY_DEFAULT_IMAGE,
 	};
 	int split = find_command(argc, argv), c, status;
-	const char *network = getenv("SANDY_NETWORK");
+	const char *network = getenv("SANDY_NETWORK"), *gate = getenv("SANDY_PUSH_GATE");
 
+	if (gate && *gate) {
+		if (strcmp(gate, "1") != 0 && strcmp(gate, "0") != 0) {
+			status = usage_error("SANDY_PUSH_GATE must be 1 or 0, not '%s'", gate);
+			goto out;
+		}
+		o.push_gate = !strcmp(gate, "1");
+	}
 	if (network && *network && parse_network(network, &o.network) < 0) {
 		status = usage_error("unknown network '%s' in SANDY_NETWORK (filtered, open, none)",
 				     network);
@@ -255,6 +266,9 @@ static int cmd_run(int argc, char **argv, bool doctor)
 		}
 		case 'q':
 			o.quiet = true;
+			break;
+		case OPT_PUSH_GATE:
+			o.push_gate = true;
 			break;
 		case OPT_VERSION:
 			printf("sandy %s (libgit2 %d.%d.%d, cJSON %s)\n", SANDY_VERSION,
@@ -351,6 +365,62 @@ static int cmd_explain(int argc, char **argv)
 	execv(sandyfs, full.v);
 	sandy_error("cannot run '%s': %s", sandyfs, strerror(errno));
 	return SANDY_EXIT_FAILURE;
+}
+
+/* sandy git [RULE OPTIONS] [list] [PROJECT_DIR]
+ * sandy git [RULE OPTIONS] import [--force] BRANCH [PROJECT_DIR] */
+static int cmd_git(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{"type", required_argument, NULL, 't'},
+		{"rules", required_argument, NULL, 'r'},
+		{"no-detect", no_argument, NULL, OPT_NO_DETECT},
+		{"force", no_argument, NULL, OPT_FORCE},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	cleanup_strv struct strv args = {0};
+	cleanup_free char *sandyfs = NULL;
+	bool force = false;
+	int c;
+
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":t:r:h", longopts, NULL)) != -1) {
+		int r = rule_option(c, &args);
+		if (r < 0)
+			return out_of_memory();
+		if (r > 0)
+			continue;
+		if (c == OPT_FORCE)
+			force = true;
+		else
+			return help_or_bad_option(c, argv);
+	}
+	char **pos = argv + optind;
+	int npos = argc - optind;
+	const char *sub = "list", *branch = NULL, *project = ".";
+	if (npos > 0 && (!strcmp(pos[0], "list") || !strcmp(pos[0], "import"))) {
+		sub = pos[0];
+		pos++;
+		npos--;
+	}
+	if (!strcmp(sub, "import")) {
+		if (npos < 1 || npos > 2)
+			return usage_error("git import needs BRANCH (and at most one PROJECT_DIR)");
+		branch = pos[0];
+		if (npos == 2)
+			project = pos[1];
+	} else if (force) {
+		return usage_error("--force goes with 'git import'");
+	} else if (npos > 1) {
+		return usage_error("git list takes at most one PROJECT_DIR");
+	} else if (npos == 1) {
+		project = pos[0];
+	}
+	sandyfs = host_find_sandyfs();
+	if (!sandyfs)
+		return SANDY_EXIT_FAILURE;
+	return agentgit_command(sandyfs, &args, sub, force, branch, project);
 }
 
 /* sandy clean [PROJECT_DIR]: sandyfs store --clear. */
@@ -477,6 +547,8 @@ int main(int argc, char **argv)
 		return cmd_clean(argc - 1, argv + 1);
 	if (argc >= 2 && !strcmp(argv[1], "allow"))
 		return cmd_allow(argc - 1, argv + 1);
+	if (argc >= 2 && !strcmp(argv[1], "git"))
+		return cmd_git(argc - 1, argv + 1);
 	if (argc >= 2 && !strcmp(argv[1], "doctor"))
 		return cmd_run(argc - 1, argv + 1, true);
 	return cmd_run(argc, argv, false);

@@ -126,9 +126,28 @@ static void world_section(FILE *f, const struct policy_note *n)
 		"keeps for you). Put what the user should see outside the project there.\n",
 		n->shared ? " ~/shared, and" : "", n->home);
 	fprintf(f, "\nGit: your identity is a copy of the user's global git config\n"
-		   "($GIT_CONFIG_GLOBAL), yours to change for this session. The repository's\n"
-		   ".git is read-only here: you cannot commit, branch or stash in it; leave\n"
-		   "your work in the working tree and say what you changed.\n");
+		   "($GIT_CONFIG_GLOBAL), yours to change for this session.");
+	if (n->private_git)
+		fprintf(f, " The repository's\n"
+			   ".git is your own, made from the user's at the start of the session: "
+			   "commit,\n"
+			   "branch, stash, rebase and add worktrees under .worktrees/ as you like. "
+			   "The\n"
+			   "user brings a branch of yours into their repository with 'sandy git "
+			   "import',\n"
+			   "which refuses any branch whose commits add, change or remove a "
+			   "protected,\n"
+			   "hidden or private path (or a submodule, or a symlink leaving the "
+			   "project):\n"
+			   "keep such changes out of your commits and tell the user about them "
+			   "instead.\n");
+	else
+		fprintf(f,
+			" The repository's\n"
+			".git is read-only here: you cannot commit, branch or stash in it; leave\n"
+			"your work in the working tree and say what you changed.\n");
+	if (n->push_gate)
+		fprintf(f, "A push is refused when a commit it sends changes such a path.\n");
 	network_section(f, n);
 }
 

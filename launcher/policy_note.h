@@ -30,6 +30,8 @@ struct policy_note {
 	const char *denials;		  /* the audit log's path as the agent sees it */
 	const char *home;		  /* the agent's home as it sees it */
 	bool shared;			  /* ~/shared is mounted */
+	bool private_git;		  /* .git is the agent's own repository */
+	bool push_gate;			  /* with sandy's pre-push hook */
 	bool container;			  /* a container; else the bubblewrap sandbox */
 	enum egress_mode network;
 	const struct strv *allow; /* the allowlist, when filtered */

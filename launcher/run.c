@@ -4,6 +4,7 @@
  * the teardown that runs however the session ends. */
 
 #include "run.h"
+#include "agentgit.h"
 #include "engine.h"
 #include "gateway.h"
 #include "host.h"
@@ -50,6 +51,9 @@ struct run {
 	struct strv allow;	   /* the network allowlist */
 	struct gateway gateway;
 	const char *gateway_image;
+	char *host_git;		   /* the project's git directory: the agent has its own */
+	char *host_git_seen;	   /* where the agent's alternates find it */
+	struct agentgit_gate gate; /* --push-gate */
 	int sigfd;
 	sigset_t oldmask;
 	bool signals_blocked;
@@ -271,7 +275,7 @@ static int start_mount(struct run *r)
 	/* The directory under the mount, kept to close it once covered. */
 	cleanup_fd int under = open(r->s.mountpoint, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	e2 = sandyfs_mount(r->sandyfs, &r->o->rule_args, other, r->s.audit, r->s.pidfile,
-			   r->project, r->s.mountpoint);
+			   r->host_git_seen, r->project, r->s.mountpoint);
 	if (e2 < 0) {
 		sandy_error("cannot serve '%s' through sandyfs", r->project);
 		return e2;
@@ -297,6 +301,30 @@ static int start_mount(struct run *r)
 	return 0;
 }
 
+/* With the project at the top of a git work tree, the agent gets its own
+ * repository at .git (sandyfs --private-git), layered on the project's
+ * objects, which it sees at RUN/host-git. */
+static int agent_repository(struct run *r)
+{
+	int e = agentgit_host_dir(r->project, &r->host_git);
+
+	if (e < 0)
+		sandy_note("cannot read the git repository of '%s' (%s); its .git stays read-only "
+			   "and the agent cannot commit",
+			   r->project, strerror(-e));
+	if (e <= 0) {
+		if (r->o->push_gate)
+			sandy_note("--push-gate: '%s' is not the top of a git work tree; nothing "
+				   "to gate",
+				   r->project);
+		return 0;
+	}
+	r->host_git_seen = agentgit_seen_at(r->engine ? "/run/sandy" : r->s.dir);
+	if (!r->host_git_seen)
+		return -ENOMEM;
+	return r->o->push_gate ? agentgit_gate_find(r->sandyfs, &r->gate) : 0;
+}
+
 static int write_policy_note(struct run *r)
 {
 	cleanup_free char *text = NULL;
@@ -306,6 +334,8 @@ static int write_policy_note(struct run *r)
 		.denials = r->engine ? "/run/sandy/denials.jsonl" : r->s.audit,
 		.home = r->world.home,
 		.shared = getenv("SANDY_SHARE_DIR") && *getenv("SANDY_SHARE_DIR"),
+		.private_git = r->host_git_seen != NULL,
+		.push_gate = r->gate.hooks != NULL,
 		.container = r->engine != NULL,
 		.network = r->o->network,
 		.allow = &r->allow,
@@ -340,6 +370,9 @@ static int build_world(struct run *r)
 		.session_id = r->s.id,
 		.env_args = &r->o->env_args,
 		.keep_path = !r->engine,
+		.workspace = r->engine ? "/workspace" : r->project,
+		.host_git = r->host_git_seen ? r->host_git : NULL,
+		.gate = r->gate.hooks ? &r->gate : NULL,
 		.tty = isatty(STDIN_FILENO),
 	};
 	return world_build(&spec, &r->world);
@@ -503,6 +536,8 @@ static int setup(struct run *r)
 		sandy_error("cannot create audit log '%s': %s", r->s.audit, strerror(-e));
 		return e;
 	}
+	if (r->sandyfs && (e = agent_repository(r)) < 0)
+		return e;
 	if (r->sandyfs && (e = start_mount(r)) < 0)
 		return e;
 	if ((e = build_world(r)) < 0)
@@ -643,6 +678,8 @@ static void teardown(struct run *r, bool ran)
 		struct summary_policy policy = {r->sandyfs, &r->o->rule_args};
 		summary_print(stderr, r->project, r->launch, d, r->sandyfs ? &policy : NULL);
 		summary_denials_free(d);
+		if (r->host_git_seen && !r->sandyfs_died)
+			agentgit_summary(stderr, r->sandyfs, &r->o->rule_args, r->project);
 		gateway_summary(stderr, &r->gateway);
 	}
 	sandyfs_unwatch(&r->daemon);
@@ -697,6 +734,9 @@ out:
 	free(r.sandyfs);
 	free(r.bwrap);
 	free(r.container);
+	free(r.host_git);
+	free(r.host_git_seen);
+	agentgit_gate_free(&r.gate);
 	world_free(&r.world);
 	gateway_free(&r.gateway);
 	strv_free(&r.allow);

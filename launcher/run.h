@@ -30,6 +30,7 @@ struct sandy_opts {
 	struct strv allow_args; /* --allow DOMAIN */
 	struct strv rule_args;	/* --type/--rules/--no-detect, as sandyfs takes them */
 	bool quiet;
+	bool push_gate; /* --push-gate */
 	const char *project; /* as given; "." by default */
 	char **command;	     /* NULL: the image's command, or the user's shell */
 };

@@ -28,7 +28,8 @@ int sandyfs_query_argv(struct strv *argv, const char *sandyfs, const char *cmd, 
 }
 
 int sandyfs_mount(const char *sandyfs, const struct strv *rule_args, bool allow_other,
-		  const char *audit, const char *pidfile, const char *project, const char *mp)
+		  const char *audit, const char *pidfile, const char *git_seen_at,
+		  const char *project, const char *mp)
 {
 	cleanup_strv struct strv argv = {0};
 	int r = 0;
@@ -45,6 +46,11 @@ int sandyfs_mount(const char *sandyfs, const struct strv *rule_args, bool allow_
 	r = strv_ok(r, strv_push(&argv, pidfile));
 	r = strv_ok(r, strv_push(&argv, "--audit"));
 	r = strv_ok(r, strv_push(&argv, audit));
+	if (git_seen_at) {
+		r = strv_ok(r, strv_push(&argv, "--private-git"));
+		r = strv_ok(r, strv_push(&argv, "--git-host-path"));
+		r = strv_ok(r, strv_push(&argv, git_seen_at));
+	}
 	r = strv_ok(r, strv_extend(&argv, rule_args));
 	r = strv_ok(r, strv_push(&argv, "--"));
 	r = strv_ok(r, strv_push(&argv, project));

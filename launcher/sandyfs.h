@@ -17,10 +17,13 @@ int sandyfs_query_argv(struct strv *argv, const char *sandyfs, const char *cmd, 
 		       const struct strv *rule_args, const char *project);
 
 /* Starts sandyfs serving PROJECT at MP; returns once the mount is live.
- * RULE_ARGS (-t/-r/--no-detect) are passed as they are. sandyfs prints its
- * own message on failure; -EIO then. */
+ * RULE_ARGS (-t/-r/--no-detect) are passed as they are. GIT_SEEN_AT, when
+ * not NULL, gives the agent its own repository at .git, whose alternates
+ * find the project's git directory there. sandyfs prints its own message
+ * on failure; -EIO then. */
 int sandyfs_mount(const char *sandyfs, const struct strv *rule_args, bool allow_other,
-		  const char *audit, const char *pidfile, const char *project, const char *mp);
+		  const char *audit, const char *pidfile, const char *git_seen_at,
+		  const char *project, const char *mp);
 
 /* The detached daemon, so that its death is noticed while the session
  * runs. fd is a pidfd, or -1 where the kernel has none (then poll). */

@@ -24,7 +24,7 @@ static const char *const session_files[] = {
 
 /* The directories it may hold that the command or the network gateway
  * write into, removed with what is in them. */
-static const char *const session_trees[] = {"git", "ssh", "net", "egress"};
+static const char *const session_trees[] = {"git", "ssh", "net", "egress", "host-git", "gate"};
 
 static bool own_dir(const char *path, struct stat *st)
 {

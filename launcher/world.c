@@ -867,6 +867,38 @@ static void env_dedup(struct strv *env)
 		env->v[out] = NULL;
 }
 
+/* The agent's own repository: the host's git directory, read-only where
+ * its alternates name it; with the push gate, git's hooks directory set
+ * to sandy's through the environment (above the repository's own config,
+ * which the agent writes) and what the hook runs. Shown at RUN also
+ * without a container: the host's copies may lie in the home the agent's
+ * replaces, and the project's own .git is under the mount. */
+static int agent_git(struct build *b)
+{
+	const struct world_spec *s = b->spec;
+	const struct agentgit_gate *g = s->gate;
+	struct strv *env = &b->w->env;
+	int r;
+
+	if (!s->host_git)
+		return 0;
+	if ((r = add_mount(b, s->host_git, true, "%s/host-git", s->run)) < 0 || !g)
+		return r;
+	if ((r = add_mount(b, g->hooks, true, "%s/gate/hooks", s->run)) < 0 ||
+	    (r = add_mount(b, g->sandyfs, true, "%s/gate/sandyfs", s->run)) < 0 ||
+	    (r = add_mount(b, g->rules, true, "%s/gate/rules", s->run)) < 0 ||
+	    (r = add_mount(b, g->overlays, true, "%s/gate/ro-overlays", s->run)) < 0)
+		return r;
+	r = strv_ok(r, strv_push(env, "GIT_CONFIG_COUNT=1"));
+	r = strv_ok(r, strv_push(env, "GIT_CONFIG_KEY_0=core.hooksPath"));
+	r = strv_ok(r, strv_pushf(env, "GIT_CONFIG_VALUE_0=%s/gate/hooks", s->run));
+	r = strv_ok(r, strv_pushf(env, "SANDY_GATE_SANDYFS=%s/gate/sandyfs", s->run));
+	r = strv_ok(r, strv_pushf(env, "SANDY_GATE_RULES=%s/gate/rules", s->run));
+	r = strv_ok(r, strv_pushf(env, "SANDY_GATE_OVERLAYS=%s/gate/ro-overlays", s->run));
+	r = strv_ok(r, strv_pushf(env, "SANDY_GATE_HOST_GIT=%s/host-git", s->run));
+	return strv_ok(r, strv_pushf(env, "SANDY_GATE_SOURCE=%s", s->workspace));
+}
+
 int world_build(const struct world_spec *spec, struct world *w)
 {
 	struct build b = {.spec = spec, .agent = agent_kind(spec->agent), .w = w};
@@ -894,6 +926,8 @@ int world_build(const struct world_spec *spec, struct world *w)
 	if ((r = ssh_forward(&b, sdir)) < 0)
 		goto out;
 	if ((r = shared_folders(&b)) < 0)
+		goto out;
+	if ((r = agent_git(&b)) < 0)
 		goto out;
 	if ((r = environment(&b)) < 0)
 		goto out;

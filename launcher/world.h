@@ -8,6 +8,7 @@
 #ifndef SANDY_WORLD_H
 #define SANDY_WORLD_H
 
+#include "agentgit.h"
 #include "host.h"
 #include "sandy.h"
 
@@ -39,6 +40,11 @@ struct world_spec {
 	const char *session_id;
 	const struct strv *env_args; /* --env NAME[=VALUE] as given */
 	bool keep_path;		     /* pass the host's PATH (runtime none) */
+	const char *workspace;	     /* the project's path inside */
+	/* The project's git directory, shown read-only at RUN/host-git for
+	 * the agent's own repository (agentgit.h); NULL: none. */
+	const char *host_git;
+	const struct agentgit_gate *gate; /* the push gate, or NULL */
 	bool tty;
 };
 

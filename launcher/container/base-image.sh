@@ -14,7 +14,7 @@ set -eu
 repo=${1:-sandy-base}
 engine=${ENGINE:-docker}
 suite=bookworm
-packages=ca-certificates,git,gh,curl,less,procps,ripgrep,openssh-client,nodejs,npm,passwd
+packages=ca-certificates,git,gh,curl,jq,less,procps,ripgrep,openssh-client,nodejs,npm,passwd,libfuse3-3,libgit2-1.5,libpcre2-8-0,libcjson1,libutf8proc2
 cas=/usr/local/share/ca-certificates
 tag=$repo:$( (cat "$0"; find "$cas" -name '*.crt' -type f 2>/dev/null | sort | xargs -r cat) |
 	sha256sum | cut -c1-12)

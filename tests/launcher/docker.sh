@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # sandy with docker: a session in a test git
-# repository writes an allowed file, is refused .envrc and .git/config, and
-# the summary says so; the container runs as the host user without
+# repository writes an allowed file, is refused .envrc and a planted
+# src/.git, writes .git/config in its own repository (the host's stays as
+# it was), and the summary says so; the container runs as the host user without
 # capabilities or docker socket. Every case checks the host side afterwards:
 # file contents, /proc/self/mountinfo, `docker ps -a`.
 source "$SANDY_SRC/tests/launcher/helpers.bash"
@@ -15,7 +16,8 @@ check "no .envrc on the host before the session" test ! -e "$proj/.envrc"
 out=$(cd "$proj" && "$SANDY" --rules "$rules" -- sh -c '
 	echo allowed >notes.txt && echo "notes.txt written"
 	echo "export EVIL=1" >.envrc || echo "envrc refused"
-	echo "[core] fsmonitor = evil" >>.git/config || echo "gitconfig refused"
+	echo "[core] fsmonitor = evil" >>.git/config && echo "gitconfig written"
+	echo "gitdir: /tmp" >src/.git || echo "nested refused"
 	echo "--- audit"
 	cat /run/sandy/denials.jsonl' </dev/null 2>"$base/err")
 rc=$?
@@ -27,18 +29,21 @@ check "writing .envrc fails with EROFS inside" \
 	grep -q '\.envrc: Read-only file system' <<<"$err"
 check "the command saw the .envrc write fail" grep -qx "envrc refused" <<<"$out"
 check ".envrc is absent on the host afterwards" test ! -e "$proj/.envrc"
-check "the .git/config write fails inside" grep -qx "gitconfig refused" <<<"$out"
+check "the .git/config write lands in the agent's own repository" \
+	grep -qx "gitconfig written" <<<"$out"
 check_eq ".git/config is unchanged on the host" "$gitconfig_before" \
 	"$(sha256sum <"$proj/.git/config")"
+check "the planted src/.git is refused inside" grep -qx "nested refused" <<<"$out"
+check "src/.git is absent on the host afterwards" test ! -e "$proj/src/.git"
 audit=$(sed -n '/^--- audit$/,$p' <<<"$out" | tail -n +2)
 check "the audit log, read inside, has a record for .envrc" \
 	grep -q '"path": *"\.envrc"' <<<"$audit"
-check "the audit log has a record for .git/config" grep -q '"path": *"\.git/config"' <<<"$audit"
+check "the audit log has a record for src/.git" grep -q '"path": *"src/\.git"' <<<"$audit"
 check "the summary counts the denials" grep -Eq '^sandy: [0-9]+ operations denied, by rule:' <<<"$err"
 check "the summary lists the .envrc denial with its rule" \
 	grep -Eq "^ +[0-9]+ +.*\.envrc.*e\.g\. [a-z]+ '\.envrc'" <<<"$err"
-check "the summary lists the .git/config denial with its rule" \
-	grep -Eq "^ +[0-9]+ +.*\.git.*e\.g\. [a-z]+ '\.git/config'" <<<"$err"
+check "the summary lists the src/.git denial with its rule" \
+	grep -Eq "^ +[0-9]+ +.*\.git.*e\.g\. [a-z]+ 'src/\.git'" <<<"$err"
 # Every rule file the audit log names appears in the summary (by name).
 missing=
 for f in $(grep -o '"rule_file": *"[^"]*"' <<<"$audit" | sed 's/.*: *"//; s/"$//' | sort -u); do

@@ -20,6 +20,7 @@ session() {
 		echo "export EVIL=1" >.envrc && echo "envrc written" || echo "envrc refused"
 		echo "[core] fsmonitor = evil" >>.git/config && echo "gitconfig written" ||
 			echo "gitconfig refused"
+		mkdir src/.git && echo "nested written" || echo "nested refused"
 		echo "--- audit"
 		cat "$SANDY_DENIALS"' </dev/null 2>"$base/err")
 	rc=$?
@@ -45,12 +46,15 @@ check "none: the banner says there is no container" grep -q 'without a container
 check_eq "none: the allowed write is on the host" allowed "$(cat "$proj/notes.txt" 2>&1)"
 check "none: .envrc fails with EROFS" grep -q '\.envrc: Read-only file system' <<<"$err"
 check ".envrc is absent on the host afterwards" test ! -e "$proj/.envrc"
-check "none: the .git/config write fails" grep -qx "gitconfig refused" <<<"$out"
+check "none: the .git/config write lands in the agent's own repository" \
+	grep -qx "gitconfig written" <<<"$out"
 check_eq "none: .git/config unchanged on the host" "$before" "$(sha256sum <"$proj/.git/config")"
+check "none: the planted src/.git is refused" grep -qx "nested refused" <<<"$out"
+check "none: src/.git is absent on the host" test ! -e "$proj/src/.git"
 check "none: the summary lists the .envrc denial with its rule" \
 	grep -Eq "^ +[0-9]+ +.*\.envrc.*e\.g\. [a-z]+ '\.envrc'" <<<"$err"
-check "none: the summary lists the .git/config denial with its rule" \
-	grep -Eq "^ +[0-9]+ +.*\.git.*e\.g\. [a-z]+ '\.git/config'" <<<"$err"
+check "none: the summary lists the src/.git denial with its rule" \
+	grep -Eq "^ +[0-9]+ +.*\.git.*e\.g\. [a-z]+ 'src/\.git'" <<<"$err"
 check "none: the summary lists the changed file" grep -Eq '^ +A +notes\.txt$' <<<"$err"
 check "none: nothing left mounted (mountinfo)" no_sandy_mounts "$proj"
 [ "$_failed" = "$f" ] || dump

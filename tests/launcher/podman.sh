@@ -30,7 +30,8 @@ gitconfig_before=$(sha256sum <"$proj/.git/config")
 out=$(cd "$proj" && "$SANDY" --runtime=podman --rules "$rules" -- sh -c '
 	echo allowed >notes.txt && echo "notes.txt written"
 	echo "export EVIL=1" >.envrc || echo "envrc refused"
-	echo "[core] fsmonitor = evil" >>.git/config || echo "gitconfig refused"
+	echo "[core] fsmonitor = evil" >>.git/config && echo "gitconfig written"
+	echo "gitdir: /tmp" >src/.git || echo "nested refused"
 	echo "uid=$(id -u) gid=$(id -g)"
 	grep -E "^(CapEff|CapBnd|NoNewPrivs):" /proc/self/status
 	echo "pwd=$(pwd) home=$HOME"
@@ -45,7 +46,10 @@ check "podman: the banner names podman" grep -q 'in a podman container' "$base/e
 check_eq "podman: the allowed write is on the host" allowed "$(cat "$proj/notes.txt" 2>&1)"
 check "podman: the .envrc write is refused inside" grep -qx "envrc refused" <<<"$out"
 check "podman: .envrc is absent on the host" test ! -e "$proj/.envrc"
-check "podman: the .git/config write is refused inside" grep -qx "gitconfig refused" <<<"$out"
+check "podman: the .git/config write lands in the agent's own repository" \
+	grep -qx "gitconfig written" <<<"$out"
+check "podman: the planted src/.git is refused inside" grep -qx "nested refused" <<<"$out"
+check "podman: src/.git is absent on the host" test ! -e "$proj/src/.git"
 check_eq "podman: .git/config is unchanged on the host" "$gitconfig_before" \
 	"$(sha256sum <"$proj/.git/config")"
 check_eq "podman: the container runs as the host uid:gid" "uid=$(id -u) gid=$(id -g)" \

@@ -1,0 +1,600 @@
+/* gitback.c - see gitpriv.h: `sandyfs git list|import|check`, the way
+ * the agent's commits come back. */
+#include "gitpriv.h"
+#include "daemon.h"
+#include "gitcheck.h"
+#include "gitrefs.h"
+#include "common/err.h"
+#include "common/util.h"
+
+#include <cJSON.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <git2/sys/odb_backend.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* What `sandyfs git` works on: SOURCE's repository, and a repository
+ * whose objects are the private ones and SOURCE's (read through the
+ * object database only: none of the private repository's config, hooks
+ * or alternates is read). */
+struct work {
+	char source[PATH_MAX];
+	git_repository *host;
+	git_odb *odb;
+	git_repository *repo;
+	int gitfd; /* the private repository */
+	int objfd; /* its objects, which the database reads through */
+	struct sfs_refs host_refs, priv_refs;
+	struct sfs_policy *policy;
+};
+
+static void work_free(struct work *w)
+{
+	git_repository_free(w->repo);
+	git_odb_free(w->odb);
+	git_repository_free(w->host);
+	if (w->gitfd >= 0)
+		close(w->gitfd);
+	if (w->objfd >= 0)
+		close(w->objfd);
+	sfs_refs_free(&w->host_refs);
+	sfs_refs_free(&w->priv_refs);
+	sfs_policy_free(w->policy);
+}
+
+static int store_path(const char *source, const char *store, char **out)
+{
+	if (store) {
+		*out = strdup(store);
+		return *out ? 0 : -ENOMEM;
+	}
+	return sfs_store_default_path(source, out);
+}
+
+/* Opens what W needs; says what fails. */
+static int work_open(struct work *w, const struct sfs_rule_opts *rules, const char *store,
+		     const char *source)
+{
+	cleanup_free char *path = NULL, *err = NULL;
+	git_odb_backend *loose = NULL, *pack = NULL;
+	char objects[64], host_objects[PATH_MAX + 16];
+
+	*w = (struct work){.gitfd = -1, .objfd = -1};
+	if (!realpath(source, w->source)) {
+		sfs_git_say("cannot resolve source '%s': %s", source, strerror(errno));
+		return -errno;
+	}
+	int r = sfs_git_open_top(w->source, &w->host, &err);
+	if (r <= 0) {
+		if (r == 0)
+			sfs_git_say("'%s' is not the top of a git work tree", w->source);
+		else
+			sfs_git_say("%s", err);
+		return r < 0 ? r : -ENOENT;
+	}
+	if (store_path(w->source, store, &path) < 0) {
+		sfs_git_say("cannot find the project's store (no HOME): give it with --store");
+		return -ENOENT;
+	}
+	cleanup_fd int storefd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	w->gitfd = storefd < 0 ? -errno : sfs_git_open_dir(storefd, "tree/.git", false);
+	if (w->gitfd < 0) {
+		sfs_git_say("no private repository in store '%s' (a session with --private-git "
+			    "makes it): "
+			    "%s",
+			    path, strerror(-w->gitfd));
+		return w->gitfd;
+	}
+	w->objfd = sfs_git_open_dir(w->gitfd, "objects", false);
+	if (w->objfd < 0) {
+		sfs_git_say("the private repository in '%s' has no objects directory", path);
+		return w->objfd;
+	}
+	/* By the directory just opened: nothing swaps a symlink in on the way. */
+	snprintf(objects, sizeof(objects), "/proc/self/fd/%d", w->objfd);
+	snprintf(host_objects, sizeof(host_objects), "%s/objects",
+		 git_repository_commondir(w->host));
+	if (git_odb_new(&w->odb) < 0 || git_odb_backend_loose(&loose, objects, -1, 0, 0, 0) < 0 ||
+	    git_odb_add_backend(w->odb, loose, 2) < 0 ||
+	    (loose = NULL, git_odb_backend_pack(&pack, objects) < 0) ||
+	    git_odb_add_backend(w->odb, pack, 1) < 0 ||
+	    (pack = NULL, git_odb_add_disk_alternate(w->odb, host_objects) < 0) ||
+	    git_repository_wrap_odb(&w->repo, w->odb) < 0) {
+		if (loose)
+			loose->free(loose);
+		if (pack)
+			pack->free(pack);
+		sfs_git_say("cannot read the objects of the private repository: %s",
+			    sfs_git_message());
+		return -EIO;
+	}
+	if ((r = sfs_git_read_refs(w->host, &w->host_refs)) < 0 ||
+	    (r = sfs_git_read_refs_at(w->gitfd, &w->priv_refs)) < 0) {
+		sfs_git_say("cannot read the refs: %s", strerror(-r));
+		return r;
+	}
+	return sfs_load_policy(rules, w->source, &w->policy) < 0 ? -EINVAL : 0;
+}
+
+/* The id NAME resolves to in REFS (following symbolic refs), or NULL. */
+static const char *ref_id(const struct sfs_refs *refs, const char *name)
+{
+	const struct sfs_ref *e = sfs_refs_find(refs, name);
+
+	for (int hops = 0; e && hops < 5; hops++) {
+		if (sfs_git_is_id(e->value))
+			return e->value;
+		e = sfs_refs_find(refs, e->value + 5);
+	}
+	return NULL;
+}
+
+/* A walk over the commits reachable from TIP and from none of SOURCE's
+ * refs, oldest first. */
+static int new_commits(struct work *w, const git_oid *tip, git_revwalk **out)
+{
+	git_revwalk *walk = NULL;
+
+	if (git_revwalk_new(&walk, w->repo) < 0)
+		return -ENOMEM;
+	git_revwalk_sorting(walk, GIT_SORT_TOPOLOGICAL | GIT_SORT_REVERSE);
+	if (git_revwalk_push(walk, tip) < 0) {
+		sfs_git_say("cannot walk commit %s: %s", git_oid_tostr_s(tip), sfs_git_message());
+		git_revwalk_free(walk);
+		return -EIO;
+	}
+	for (size_t i = 0; i < w->host_refs.n; i++) {
+		git_oid id;
+		git_object *obj = NULL, *commit = NULL;
+
+		if (!sfs_git_is_id(w->host_refs.v[i].value) ||
+		    git_oid_fromstr(&id, w->host_refs.v[i].value) < 0 ||
+		    git_object_lookup(&obj, w->repo, &id, GIT_OBJECT_ANY) < 0)
+			continue;
+		if (git_object_peel(&commit, obj, GIT_OBJECT_COMMIT) == 0)
+			git_revwalk_hide(walk, git_object_id(commit));
+		git_object_free(commit);
+		git_object_free(obj);
+	}
+	*out = walk;
+	return 0;
+}
+
+/* Where refusals go: JSON objects into LIST, else lines into TEXT, else
+ * stdout, each line after PREFIX. */
+struct report {
+	cJSON *list;
+	struct sfs_buf *text;
+	const char *prefix;
+};
+
+static int report_refusal(void *ctx, const struct sfs_git_refusal *r)
+{
+	struct report *rep = ctx;
+	char rule[PATH_MAX + 32];
+
+	if (r->rule_line > 0)
+		snprintf(rule, sizeof(rule), "%s:%d", r->rule_file, r->rule_line);
+	else
+		snprintf(rule, sizeof(rule), "%s", r->rule_file);
+	if (rep->text) {
+		sfs_buf_add(rep->text, "%scommit %.12s %s '%s': %s by %s '%s': %s\n", rep->prefix,
+			    git_oid_tostr_s(r->commit), sfs_git_change_name(r->change), r->path,
+			    sfs_class_name(r->cls), rule, r->rule_text, r->why);
+		return rep->text->failed ? -ENOMEM : 0;
+	}
+	if (!rep->list) {
+		printf("%scommit %.12s %s '%s': %s by %s '%s': %s\n", rep->prefix,
+		       git_oid_tostr_s(r->commit), sfs_git_change_name(r->change), r->path,
+		       sfs_class_name(r->cls), rule, r->rule_text, r->why);
+		return 0;
+	}
+	cJSON *o = cJSON_CreateObject();
+	if (!o || !cJSON_AddStringToObject(o, "commit", git_oid_tostr_s(r->commit)) ||
+	    !cJSON_AddStringToObject(o, "path", r->path) ||
+	    !cJSON_AddStringToObject(o, "change", sfs_git_change_name(r->change)) ||
+	    !cJSON_AddStringToObject(o, "class", sfs_class_name(r->cls)) ||
+	    !cJSON_AddStringToObject(o, "rule", rule) ||
+	    !cJSON_AddStringToObject(o, "pattern", r->rule_text) ||
+	    !cJSON_AddStringToObject(o, "why", r->why)) {
+		cJSON_Delete(o);
+		return -ENOMEM;
+	}
+	cJSON_AddItemToArray(rep->list, o);
+	return 0;
+}
+
+/* Checks every commit of WALK; the refusals go to REP. Returns their
+ * number, or a negative errno; *COUNT gets the commits. */
+static int check_walk(struct work *w, git_revwalk *walk, struct report *rep, size_t *count,
+		      git_oid **ids)
+{
+	git_oid id;
+	int refused = 0, r;
+	size_t cap = 0;
+
+	*count = 0;
+	if (ids)
+		*ids = NULL;
+	while ((r = git_revwalk_next(&id, walk)) == 0) {
+		git_commit *c = NULL;
+		cleanup_free char *err = NULL;
+
+		if (git_commit_lookup(&c, w->repo, &id) < 0) {
+			sfs_git_say("cannot read commit %s: %s", git_oid_tostr_s(&id),
+				    sfs_git_message());
+			return -EIO;
+		}
+		r = sfs_git_check_commit(w->policy, w->repo, c, report_refusal, rep, &err);
+		git_commit_free(c);
+		if (r < 0) {
+			sfs_git_say("%s", err ? err : strerror(-r));
+			return r;
+		}
+		refused += r;
+		if (ids && *count == cap) {
+			cap = cap ? cap * 2 : 64;
+			git_oid *n = realloc(*ids, cap * sizeof(*n));
+			if (!n)
+				return -ENOMEM;
+			*ids = n;
+		}
+		if (ids)
+			(*ids)[*count] = id;
+		(*count)++;
+	}
+	if (r != GIT_ITEROVER) {
+		sfs_git_say("cannot walk the commits: %s", sfs_git_message());
+		return -EIO;
+	}
+	return refused;
+}
+
+/* Files changed, insertions and deletions between the parent of the
+ * oldest commit (FIRST) and TIP. */
+static void diffstat(struct work *w, const git_oid *first, const git_oid *tip, size_t stat[3])
+{
+	git_commit *a = NULL, *b = NULL, *parent = NULL;
+	git_tree *ta = NULL, *tb = NULL;
+	git_diff *diff = NULL;
+	git_diff_stats *stats = NULL;
+
+	stat[0] = stat[1] = stat[2] = 0;
+	if (git_commit_lookup(&a, w->repo, first) < 0 || git_commit_lookup(&b, w->repo, tip) < 0)
+		goto out;
+	if (git_commit_parentcount(a) > 0 &&
+	    (git_commit_parent(&parent, a, 0) < 0 || git_commit_tree(&ta, parent) < 0))
+		goto out;
+	if (git_commit_tree(&tb, b) < 0 ||
+	    git_diff_tree_to_tree(&diff, w->repo, ta, tb, NULL) < 0 ||
+	    git_diff_get_stats(&stats, diff) < 0)
+		goto out;
+	stat[0] = git_diff_stats_files_changed(stats);
+	stat[1] = git_diff_stats_insertions(stats);
+	stat[2] = git_diff_stats_deletions(stats);
+out:
+	git_diff_stats_free(stats);
+	git_diff_free(diff);
+	git_tree_free(ta);
+	git_tree_free(tb);
+	git_commit_free(parent);
+	git_commit_free(a);
+	git_commit_free(b);
+}
+
+static void print_commits(struct work *w, const git_oid *ids, size_t n)
+{
+	for (size_t i = n; i-- > 0;) {
+		git_commit *c = NULL;
+		if (git_commit_lookup(&c, w->repo, &ids[i]) < 0)
+			continue;
+		const char *summary = git_commit_summary(c);
+		printf("  %.12s %s\n", git_oid_tostr_s(&ids[i]), summary ? summary : "");
+		git_commit_free(c);
+	}
+}
+
+static const char *plural(size_t n)
+{
+	return n == 1 ? "" : "s";
+}
+
+/* One branch of the agent's (refs/heads/NAME at TIP) for `git list`: its
+ * commits SOURCE lacks, whether they may come back, and why not. Nothing
+ * when it has none. Into OUT as JSON, else printed. */
+static int list_branch(struct work *w, const char *name, const char *tip_hex, cJSON *out)
+{
+	git_revwalk *walk = NULL;
+	git_oid tip, *ids = NULL;
+	size_t n = 0, stat[3];
+	cleanup_buf struct sfs_buf refusals = {0};
+	struct report rep = {.prefix = "  refused: "};
+	int r;
+
+	if (git_oid_fromstr(&tip, tip_hex) < 0)
+		return 0;
+	if ((r = new_commits(w, &tip, &walk)) < 0)
+		return r;
+	if (out)
+		rep.list = cJSON_CreateArray();
+	else
+		rep.text = &refusals; /* printed after the commits */
+	r = check_walk(w, walk, &rep, &n, &ids);
+	git_revwalk_free(walk);
+	if (r >= 0 && n > 0) {
+		diffstat(w, &ids[0], &tip, stat);
+		if (out) {
+			cJSON *o = cJSON_CreateObject();
+			cJSON_AddStringToObject(o, "branch", name);
+			cJSON_AddStringToObject(o, "tip", tip_hex);
+			cJSON_AddNumberToObject(o, "commits", (double)n);
+			cJSON_AddNumberToObject(o, "files", (double)stat[0]);
+			cJSON_AddNumberToObject(o, "insertions", (double)stat[1]);
+			cJSON_AddNumberToObject(o, "deletions", (double)stat[2]);
+			cJSON_AddBoolToObject(o, "importable", r == 0);
+			cJSON_AddItemToObject(o, "refused", rep.list);
+			rep.list = NULL;
+			cJSON_AddItemToArray(out, o);
+		} else {
+			printf("%s: %zu commit%s, %zu file%s changed, %zu insertion%s(+), "
+			       "%zu deletion%s(-); ",
+			       name, n, plural(n), stat[0], plural(stat[0]), stat[1],
+			       plural(stat[1]), stat[2], plural(stat[2]));
+			if (r)
+				printf("cannot be imported\n");
+			else
+				printf("ready to import as sandy/%s\n", name);
+			print_commits(w, ids, n);
+			if (refusals.len)
+				fputs(refusals.s, stdout);
+		}
+	}
+	cJSON_Delete(rep.list);
+	free(ids);
+	return r < 0 ? r : 0;
+}
+
+int sfs_git_list_main(const struct sfs_rule_opts *rules, const char *store, bool json,
+		      const char *source)
+{
+	struct work w;
+	cJSON *out = json ? cJSON_CreateArray() : NULL;
+	int status = 1;
+
+	git_libgit2_init();
+	git_libgit2_opts(GIT_OPT_SET_OWNER_VALIDATION, 0);
+	if (work_open(&w, rules, store, source) < 0)
+		goto done;
+	qsort(w.priv_refs.v, w.priv_refs.n, sizeof(*w.priv_refs.v), sfs_ref_cmp);
+	status = 0;
+	for (size_t i = 0; i < w.priv_refs.n && status == 0; i++) {
+		const struct sfs_ref *ref = &w.priv_refs.v[i];
+
+		if (strncmp(ref->name, "refs/heads/", 11) == 0 && sfs_git_is_id(ref->value) &&
+		    list_branch(&w, ref->name + 11, ref->value, out) < 0)
+			status = 1;
+	}
+	if (status == 0 && json) {
+		char *text = cJSON_PrintUnformatted(out);
+		if (text)
+			puts(text);
+		free(text);
+	}
+done:
+	cJSON_Delete(out);
+	work_free(&w);
+	git_libgit2_shutdown();
+	return status;
+}
+
+/* Copies object ID, and for a tree everything in it, from the combined
+ * database into SOURCE's, unless SOURCE has it. */
+static int copy_object(struct work *w, git_odb *dst, const git_oid *id)
+{
+	git_odb_object *obj = NULL;
+	git_oid written;
+
+	if (git_odb_exists(dst, id))
+		return 0;
+	if (git_odb_read(&obj, w->odb, id) < 0) {
+		sfs_git_say("cannot read object %s: %s", git_oid_tostr_s(id), sfs_git_message());
+		return -EIO;
+	}
+	git_object_t type = git_odb_object_type(obj);
+	int r = git_odb_write(&written, dst, git_odb_object_data(obj), git_odb_object_size(obj),
+			      type);
+	git_odb_object_free(obj);
+	if (r < 0 || !git_oid_equal(&written, id)) {
+		sfs_git_say("cannot write object %s into the repository: %s", git_oid_tostr_s(id),
+			    r < 0 ? sfs_git_message() : "its id changed");
+		return -EIO;
+	}
+	if (type != GIT_OBJECT_TREE)
+		return 0;
+	git_tree *tree = NULL;
+	if (git_tree_lookup(&tree, w->repo, id) < 0)
+		return -EIO;
+	r = 0;
+	for (size_t i = 0; r == 0 && i < git_tree_entrycount(tree); i++) {
+		const git_tree_entry *e = git_tree_entry_byindex(tree, i);
+		if (git_tree_entry_filemode(e) != GIT_FILEMODE_COMMIT)
+			r = copy_object(w, dst, git_tree_entry_id(e));
+	}
+	git_tree_free(tree);
+	return r;
+}
+
+static int copy_commits(struct work *w, const git_oid *ids, size_t n)
+{
+	git_odb *dst = NULL;
+	int r = 0;
+
+	if (git_repository_odb(&dst, w->host) < 0)
+		return -EIO;
+	for (size_t i = 0; i < n && r == 0; i++) {
+		git_commit *c = NULL;
+		r = git_commit_lookup(&c, w->repo, &ids[i]) < 0 ? -EIO : 0;
+		if (r == 0)
+			r = copy_object(w, dst, git_commit_tree_id(c));
+		if (r == 0)
+			r = copy_object(w, dst, &ids[i]);
+		git_commit_free(c);
+	}
+	git_odb_free(dst);
+	return r;
+}
+
+/* Points sandy/BRANCH at TIP: made, moved forward, or (FORCE) replaced. */
+static int set_import_ref(struct work *w, const char *refname, const git_oid *tip, bool force,
+			  const char *branch)
+{
+	git_reference *old = NULL, *ref = NULL;
+	char msg[PATH_MAX + 64];
+	int g = git_reference_lookup(&old, w->host, refname);
+
+	snprintf(msg, sizeof(msg), "sandy: import of the agent's %s", branch);
+	if (g == 0 && git_reference_type(old) == GIT_REFERENCE_DIRECT) {
+		const git_oid *was = git_reference_target(old);
+		if (git_oid_equal(was, tip)) {
+			printf("%s is already at %.12s\n", refname + 11, git_oid_tostr_s(tip));
+			git_reference_free(old);
+			return 0;
+		}
+		if (!force && !git_graph_descendant_of(w->repo, tip, was)) {
+			sfs_git_say("%s exists and the agent's %s does not extend it (rebased?); "
+				    "--force replaces it",
+				    refname + 11, branch);
+			git_reference_free(old);
+			return -EEXIST;
+		}
+		g = git_reference_create_matching(&ref, w->host, refname, tip, 1, was, msg);
+	} else if (g == GIT_ENOTFOUND) {
+		g = git_reference_create(&ref, w->host, refname, tip, 0, msg);
+	}
+	git_reference_free(old);
+	git_reference_free(ref);
+	if (g < 0) {
+		sfs_git_say("cannot set %s: %s", refname + 11, sfs_git_message());
+		return -EIO;
+	}
+	printf("imported %s as %s (%.12s)\n", branch, refname + 11, git_oid_tostr_s(tip));
+	return 0;
+}
+
+int sfs_git_import_main(const struct sfs_rule_opts *rules, const char *store, bool force,
+			const char *source, const char *branch)
+{
+	char name[PATH_MAX], target[PATH_MAX];
+	struct work w;
+	git_revwalk *walk = NULL;
+	git_oid tip, *ids = NULL;
+	size_t n = 0;
+	int status = 1, r;
+
+	git_libgit2_init();
+	git_libgit2_opts(GIT_OPT_SET_OWNER_VALIDATION, 0);
+	if (work_open(&w, rules, store, source) < 0)
+		goto done;
+	snprintf(name, sizeof(name), "refs/heads/%s", branch);
+	snprintf(target, sizeof(target), "refs/heads/sandy/%s", branch);
+	if (!sfs_git_ref_name_ok(name) || !sfs_git_ref_name_ok(target) ||
+	    strlen(branch) > PATH_MAX - 32) {
+		sfs_git_say("'%s' is not a branch name", branch);
+		status = 2;
+		goto done;
+	}
+	const char *id = ref_id(&w.priv_refs, name);
+	if (!id || git_oid_fromstr(&tip, id) < 0) {
+		sfs_git_say(
+			"the agent's repository has no branch '%s' ('sandyfs git list' shows them)",
+			branch);
+		goto done;
+	}
+	if (new_commits(&w, &tip, &walk) < 0)
+		goto done;
+	struct report rep = {.prefix = "refused: "};
+	r = check_walk(&w, walk, &rep, &n, &ids);
+	if (r < 0)
+		goto done;
+	if (r > 0) {
+		sfs_git_say("%s not imported: %d change%s the policy keeps (nothing was written)",
+			    branch, r, r == 1 ? "" : "s");
+		goto done;
+	}
+	if (copy_commits(&w, ids, n) < 0 || set_import_ref(&w, target, &tip, force, branch) < 0)
+		goto done;
+	status = 0;
+done:
+	free(ids);
+	git_revwalk_free(walk);
+	work_free(&w);
+	git_libgit2_shutdown();
+	return status;
+}
+
+int sfs_git_check_main(const struct sfs_rule_opts *rules, const char *git_dir, const char *host_git,
+		       const char *source, char **commits, int ncommits)
+{
+	char real[PATH_MAX], dflt[PATH_MAX + 8], objects[PATH_MAX + 16];
+	git_repository *repo = NULL;
+	git_odb *host = NULL;
+	struct sfs_policy *policy = NULL;
+	struct report rep = {.prefix = "refused: "};
+	int status = 1, refused = 0;
+
+	git_libgit2_init();
+	git_libgit2_opts(GIT_OPT_SET_OWNER_VALIDATION, 0);
+	if (!realpath(source, real)) {
+		sfs_git_say("cannot resolve source '%s': %s", source, strerror(errno));
+		goto done;
+	}
+	snprintf(dflt, sizeof(dflt), "%s/.git", real);
+	if (git_repository_open_ext(&repo, git_dir ? git_dir : dflt, GIT_REPOSITORY_OPEN_NO_SEARCH,
+				    NULL) < 0) {
+		sfs_git_say("cannot open the git repository '%s': %s", git_dir ? git_dir : dflt,
+			    sfs_git_message());
+		goto done;
+	}
+	snprintf(objects, sizeof(objects), "%s/objects", host_git ? host_git : "");
+	if (host_git && git_odb_open(&host, objects) < 0) {
+		sfs_git_say("cannot read the objects of '%s': %s", host_git, sfs_git_message());
+		goto done;
+	}
+	if (sfs_load_policy(rules, real, &policy) < 0)
+		goto done;
+	status = 0;
+	for (int i = 0; i < ncommits && status == 0; i++) {
+		git_object *obj = NULL, *c = NULL;
+		cleanup_free char *err = NULL;
+
+		if (git_revparse_single(&obj, repo, commits[i]) < 0 ||
+		    git_object_peel(&c, obj, GIT_OBJECT_COMMIT) < 0) {
+			sfs_git_say("'%s' is not a commit: %s", commits[i], sfs_git_message());
+			status = 2;
+		} else if (host && git_odb_exists(host, git_object_id(c))) {
+			/* The host's repository has it: not the agent's. */
+		} else {
+			int r = sfs_git_check_commit(policy, repo, (git_commit *)c, report_refusal,
+						     &rep, &err);
+			if (r < 0) {
+				sfs_git_say("%s", err ? err : strerror(-r));
+				status = 2;
+			} else
+				refused += r;
+		}
+		git_object_free(c);
+		git_object_free(obj);
+	}
+	if (status == 0 && refused)
+		status = 1;
+done:
+	sfs_policy_free(policy);
+	git_odb_free(host);
+	git_repository_free(repo);
+	git_libgit2_shutdown();
+	return status;
+}

@@ -1,0 +1,150 @@
+/* agentgit.c - see agentgit.h. */
+#include "agentgit.h"
+#include "proc.h"
+#include "sandyfs.h"
+
+#include "config.h"
+#include "common/install.h"
+
+#include <cJSON.h>
+#include <git2.h>
+#include <limits.h>
+#include <string.h>
+
+int agentgit_host_dir(const char *project, char **out)
+{
+	git_repository *repo = NULL;
+	char wd[PATH_MAX], top[PATH_MAX];
+	int r = 0;
+
+	*out = NULL;
+	if (!realpath(project, top))
+		return -errno;
+	git_libgit2_init();
+	int g = git_repository_open_ext(&repo, top, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL);
+	if (g == 0 && !git_repository_is_bare(repo) && git_repository_workdir(repo) &&
+	    realpath(git_repository_workdir(repo), wd) && strcmp(wd, top) == 0) {
+		char *dir = strdup(git_repository_commondir(repo));
+		size_t n = dir ? strlen(dir) : 0;
+		while (n > 1 && dir[n - 1] == '/')
+			dir[--n] = '\0';
+		*out = dir;
+		r = dir ? 1 : -ENOMEM;
+	}
+	git_repository_free(repo);
+	git_libgit2_shutdown();
+	return r;
+}
+
+char *agentgit_seen_at(const char *run)
+{
+	return sandy_asprintf("%s/host-git", run);
+}
+
+int agentgit_gate_find(const char *sandyfs, struct agentgit_gate *out)
+{
+	static const struct install_item hooks = {
+		.what = "sandy's git hooks",
+		.env = "SANDY_CONTAINER_DIR",
+		.build = SANDY_SOURCE_CONTAINER_DIR,
+		.name = "container",
+		.probe = "git-hooks/pre-push",
+	};
+	cleanup_free char *container = NULL, *err = NULL;
+
+	*out = (struct agentgit_gate){0};
+	int r = install_find(&hooks, &container, &err);
+	if (r == 0)
+		r = install_find(&install_rules, &out->rules, &err);
+	if (r == 0)
+		r = install_find(&install_overlays, &out->overlays, &err);
+	if (r < 0) {
+		sandy_error("cannot set up the push gate: %s", err ? err : strerror(-r));
+		agentgit_gate_free(out);
+		return r;
+	}
+	out->hooks = sandy_asprintf("%s/git-hooks", container);
+	out->sandyfs = strdup(sandyfs);
+	if (!out->hooks || !out->sandyfs) {
+		agentgit_gate_free(out);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+void agentgit_gate_free(struct agentgit_gate *g)
+{
+	free(g->hooks);
+	free(g->sandyfs);
+	free(g->rules);
+	free(g->overlays);
+	*g = (struct agentgit_gate){0};
+}
+
+static int git_argv(struct strv *argv, const char *sandyfs, const struct strv *rule_args,
+		    const char *sub, bool json, bool force)
+{
+	int r = 0;
+
+	r = strv_ok(r, strv_push(argv, sandyfs));
+	r = strv_ok(r, strv_push(argv, "git"));
+	r = strv_ok(r, strv_push(argv, sub));
+	if (json)
+		r = strv_ok(r, strv_push(argv, "--json"));
+	if (force)
+		r = strv_ok(r, strv_push(argv, "--force"));
+	r = strv_ok(r, strv_extend(argv, rule_args));
+	return strv_ok(r, strv_push(argv, "--"));
+}
+
+int agentgit_command(const char *sandyfs, const struct strv *rule_args, const char *sub, bool force,
+		     const char *branch, const char *project)
+{
+	cleanup_strv struct strv argv = {0};
+	int r = git_argv(&argv, sandyfs, rule_args, sub, false, force);
+
+	r = strv_ok(r, strv_push(&argv, project));
+	if (branch)
+		r = strv_ok(r, strv_push(&argv, branch));
+	if (r < 0) {
+		sandy_error("out of memory");
+		return SANDY_EXIT_FAILURE;
+	}
+	fflush(NULL);
+	execv(sandyfs, argv.v);
+	sandy_error("cannot run '%s': %s", sandyfs, strerror(errno));
+	return SANDY_EXIT_FAILURE;
+}
+
+void agentgit_summary(FILE *f, const char *sandyfs, const struct strv *rule_args,
+		      const char *project)
+{
+	cleanup_strv struct strv argv = {0};
+	cleanup_free char *out = NULL;
+	int r = git_argv(&argv, sandyfs, rule_args, "list", true, false);
+
+	r = strv_ok(r, strv_push(&argv, project));
+	if (r < 0 ||
+	    proc_run(argv.v, PROC_IN_NULL | PROC_OUT_CAPTURE | PROC_ERR_NULL, &out, NULL) != 0 ||
+	    !out)
+		return;
+	cJSON *list = cJSON_Parse(out), *b;
+	if (cJSON_GetArraySize(list) > 0)
+		fprintf(f, "sandy: the agent's branches waiting to be imported (sandy git):\n");
+	cJSON_ArrayForEach(b, list)
+	{
+		const char *name = cJSON_GetStringValue(cJSON_GetObjectItem(b, "branch"));
+		cJSON *n = cJSON_GetObjectItem(b, "commits");
+		bool ok = cJSON_IsTrue(cJSON_GetObjectItem(b, "importable"));
+
+		if (!name || !cJSON_IsNumber(n))
+			continue;
+		if (ok)
+			fprintf(f, "  %s: %d commit%s; sandy git import %s\n", name, n->valueint,
+				n->valueint == 1 ? "" : "s", name);
+		else
+			fprintf(f, "  %s: %d commit%s; cannot be imported ('sandy git' says why)\n",
+				name, n->valueint, n->valueint == 1 ? "" : "s");
+	}
+	cJSON_Delete(list);
+}
