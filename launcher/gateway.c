@@ -157,6 +157,15 @@ static int upstreams(struct strv *out)
 	return 0;
 }
 
+int gateway_check_inputs(const char *agent, const struct strv *args, const struct host_user *user)
+{
+	cleanup_strv struct strv allow = {0}, servers = {0};
+	const struct strv none = {0};
+	int r = gateway_allowlist(agent, &none, args, user, &allow);
+
+	return r < 0 ? r : upstreams(&servers);
+}
+
 static int write_in(const char *dir, const char *name, const char *text, int mode)
 {
 	cleanup_free char *path = sandy_asprintf("%s/%s", dir, name);

@@ -57,6 +57,11 @@ struct gateway {
 int gateway_allowlist(const char *agent, const struct strv *sources, const struct strv *args,
 		      const struct host_user *user, struct strv *out);
 
+/* What the user gave the allowlist and the resolver (--allow,
+ * SANDY_ALLOW_DOMAINS, config.json, SANDY_DNS_UPSTREAM), checked before
+ * anything is started: a bad entry is reported as gateway_allowlist does. */
+int gateway_check_inputs(const char *agent, const struct strv *args, const struct host_user *user);
+
 /* Writes the gateway's files into the session directory and starts it;
  * returns once its resolver answers and its rules hold (or says why it
  * could not). AGENT_UID is refused when it is the resolver's own. */
