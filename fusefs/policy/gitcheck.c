@@ -32,6 +32,9 @@ static const char why_submodule[] =
 	"its own .git, from wherever .gitmodules says: a nested repository";
 static const char why_name[] = "git refuses to check out this name: empty, '.', '..' or with "
 			       "a '/' in it, it would land somewhere other than the path shown";
+static const char why_chain[] =
+	"another symlink of the commit passes through this one: the host, following both, "
+	"would land where neither was checked";
 static const char why_unreadable[] = "the symlink's target cannot be judged: longer than "
 				     "a page or with a NUL byte in it";
 
@@ -185,12 +188,13 @@ static int probe_commit(void *ctx, const char *prefix)
 	return link;
 }
 
-static int check_symlink(struct check *c, enum sfs_git_change change, const git_tree_entry *new)
+/* The target of the symlink whose blob is ID into TARGET: 1, 0 when it
+ * cannot be judged (too long, a NUL byte), or a negative errno. */
+static int read_target(struct check *c, const git_oid *id, char target[TARGET_MAX + 1])
 {
 	git_blob *blob = NULL;
-	char target[TARGET_MAX + 1];
 
-	if (git_blob_lookup(&blob, c->repo, git_tree_entry_id(new)) < 0)
+	if (git_blob_lookup(&blob, c->repo, id) < 0)
 		return git_fail(c, "a symlink");
 	git_object_size_t size = git_blob_rawsize(blob);
 	bool readable = size <= TARGET_MAX && !memchr(git_blob_rawcontent(blob), '\0', size);
@@ -199,12 +203,72 @@ static int check_symlink(struct check *c, enum sfs_git_change change, const git_
 		target[size] = '\0';
 	}
 	git_blob_free(blob);
-	if (!readable)
+	return readable;
+}
+
+/* The other symlinks of the commit, asked whether they pass through the
+ * link at LINK: the host follows them through it, to where neither check
+ * looked (b -> a/../x made first, a -> elsewhere/ later). */
+struct chain {
+	struct check *c;
+	const char *link;
+	char path[4096];
+	bool through;
+};
+
+static int probe_link(void *ctx, const char *prefix)
+{
+	const struct chain *ch = ctx;
+
+	return strcmp(prefix, ch->link) == 0;
+}
+
+static int chain_cb(const char *root, const git_tree_entry *e, void *payload)
+{
+	struct chain *ch = payload;
+	char target[TARGET_MAX + 1];
+
+	if (git_tree_entry_filemode(e) != GIT_FILEMODE_LINK)
+		return 0;
+	int n = snprintf(ch->path, sizeof(ch->path), "%s%s", root, git_tree_entry_name(e));
+	if (n < 0 || (size_t)n >= sizeof(ch->path) || strcmp(ch->path, ch->link) == 0)
+		return 0;
+	int r = read_target(ch->c, git_tree_entry_id(e), target);
+	if (r <= 0)
+		return r < 0 ? -1 : 0;
+	struct sfs_decision d = {.allowed = true};
+	sfs_policy_check_symlink_target(ch->c->p, ch->path, target, probe_link, ch, &d);
+	/* Only what this link changes: the other link's own verdict was
+	 * given when it came. */
+	if (!d.allowed && d.rule && d.rule->key && strcmp(d.rule->key, "symlink") == 0 &&
+	    d.rule->index == SFS_RULE_SYMLINK_THROUGH) {
+		ch->through = true;
+		return -1; /* stops the walk: one is enough */
+	}
+	return 0;
+}
+
+static int check_symlink(struct check *c, enum sfs_git_change change, const git_tree_entry *new)
+{
+	char target[TARGET_MAX + 1];
+	int r = read_target(c, git_tree_entry_id(new), target);
+
+	if (r < 0)
+		return r;
+	if (r == 0)
 		return refuse(c, change, SFS_CLASS_PROTECTED, "(built-in)", 0, "symlink",
 			      why_unreadable);
 	struct sfs_decision d = {.allowed = true};
 	sfs_policy_check_symlink_target(c->p, c->path, target, probe_commit, c, &d);
-	return d.allowed ? 0 : refuse_decision(c, change, &d);
+	if (!d.allowed)
+		return refuse_decision(c, change, &d);
+	struct chain ch = {.c = c, .link = c->path};
+	int g = git_tree_walk(c->tree, GIT_TREEWALK_PRE, chain_cb, &ch);
+	if (g < 0 && !ch.through)
+		return git_fail(c, "the tree");
+	return ch.through ? refuse(c, change, SFS_CLASS_PROTECTED, "(built-in)", 0, "symlink chain",
+				   why_chain)
+			  : 0;
 }
 
 /* One path whose entry differs between the parent (OLD) and the commit

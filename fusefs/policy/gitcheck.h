@@ -3,7 +3,9 @@
  * checkout of it would land: a path of class immutable, private, hidden,
  * protected or overlay (its canonical form, so case, Unicode and NTFS
  * spellings count), a submodule entry, a symlink whose target the mount
- * would refuse, or a name git itself refuses is a refusal. Content and
+ * would refuse, a symlink that another symlink of the commit passes
+ * through (made in the other order, the mount would have refused that
+ * other one), or a name git itself refuses is a refusal. Content and
  * mode changes of any other path are fine: the commit is only imported,
  * and the user reviews it before anything is checked out.
  *

@@ -150,7 +150,7 @@ static const struct sfs_rule rule_sym_through = {
 	.cls = SFS_CLASS_PROTECTED,
 	.file = "(built-in)",
 	.key = "symlink",
-	.index = 3,
+	.index = SFS_RULE_SYMLINK_THROUGH,
 	.pattern = "",
 	.why = "the target passes through an existing symlink, whose own target was never "
 	       "checked against the policy",

@@ -241,6 +241,10 @@ void sfs_policy_check_symlink(const struct sfs_policy *p, const char *linkpath, 
  * a symlink that arrives in a commit rather than through the mount. OUT is
  * left as the caller filled it when the target is fine.
  */
+/* The index of the built-in symlink rule that refuses a target passing
+ * through an existing symlink (key "symlink"). */
+#define SFS_RULE_SYMLINK_THROUGH 3
+
 void sfs_policy_check_symlink_target(const struct sfs_policy *p, const char *linkpath,
 				     const char *target, sfs_symlink_probe probe, void *ctx,
 				     struct sfs_decision *out);

@@ -978,8 +978,26 @@ static void test_symlinks(void)
 	link_to(t, "c", "a/../README.md");
 	REFUSED("symlinks whose targets pass through another symlink of the commit",
 		commit_of(t, 1, base_commit()),
+		{"a", SFS_GIT_ADD, SFS_CLASS_PROTECTED, BUILTIN, 0, "symlink chain"},
 		{"b", SFS_GIT_ADD, SFS_CLASS_PROTECTED, BUILTIN, 0, ""},
 		{"c", SFS_GIT_ADD, SFS_CLASS_PROTECTED, BUILTIN, 0, ""});
+
+	/* The chain made the other way round: b -> a/../x came first, while
+	 * a did not exist; a symlink a later would send b elsewhere. */
+	t = project();
+	link_to(t, "b", "a/../README.md");
+	git_commit *with_b = commit_of(t, 1, base_commit());
+	t = project();
+	link_to(t, "b", "a/../README.md");
+	link_to(t, "a", "deploy/x");
+	REFUSED("a symlink that an earlier symlink passes through", commit_of(t, 1, with_b),
+		{"a", SFS_GIT_ADD, SFS_CLASS_PROTECTED, BUILTIN, 0, "symlink chain"});
+	t = project();
+	link_to(t, "b", "a/../README.md");
+	link_to(t, "z", "src");
+	ACCEPTED("a symlink that no other passes through, beside one that passes through an "
+		 "absent name",
+		 commit_of(t, 1, with_b));
 
 	/* The link 'a' the others pass through is already in the parent. */
 	t = project();
