@@ -1,5 +1,6 @@
 /* agentgit.c - see agentgit.h. */
 #include "agentgit.h"
+#include "engine.h"
 #include "proc.h"
 #include "sandyfs.h"
 
@@ -43,19 +44,12 @@ char *agentgit_seen_at(const char *run)
 
 int agentgit_gate_find(const char *sandyfs, struct agentgit_gate *out)
 {
-	static const struct install_item hooks = {
-		.what = "sandy's git hooks",
-		.env = "SANDY_CONTAINER_DIR",
-		.build = SANDY_SOURCE_CONTAINER_DIR,
-		.name = "container",
-		.probe = "git-hooks/pre-push",
-	};
-	cleanup_free char *container = NULL, *err = NULL;
+	cleanup_free char *container = engine_container_dir(), *err = NULL;
 
 	*out = (struct agentgit_gate){0};
-	int r = install_find(&hooks, &container, &err);
-	if (r == 0)
-		r = install_find(&install_rules, &out->rules, &err);
+	if (!container)
+		return -ENOENT;
+	int r = install_find(&install_rules, &out->rules, &err);
 	if (r == 0)
 		r = install_find(&install_overlays, &out->overlays, &err);
 	if (r < 0) {

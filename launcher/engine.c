@@ -247,10 +247,7 @@ void engine_remove(const char *engine, const char *name)
 		proc_run(argv, PROC_IN_NULL | PROC_OUT_NULL | PROC_ERR_NULL, NULL, NULL);
 }
 
-/* The directory of the image's Dockerfile (malloc'ed), found as
- * common/install.h says; NULL, the places looked in printed, when none
- * has one. */
-static char *container_dir(void)
+char *engine_container_dir(void)
 {
 	static const struct install_item container = {
 		.what = "the image's Dockerfile",
@@ -329,7 +326,7 @@ static int build_dir(const char *engine, const char *dir, const char *image, con
 int engine_build_image(const char *engine, const char *image, const char *gateway_image,
 		       const char *from, char *const *extra_args)
 {
-	cleanup_free char *dir = container_dir();
+	cleanup_free char *dir = engine_container_dir();
 	cleanup_free char *base = NULL, *gateway_dir = NULL;
 	int r = 0;
 

@@ -64,6 +64,11 @@ int engine_run(const struct container_spec *spec, pid_t *client);
 void engine_stop(const char *engine, const char *name, int seconds);
 void engine_remove(const char *engine, const char *name);
 
+/* The directory of the image's Dockerfile and the other container files
+ * (malloc'ed), found as common/install.h says; NULL, the places looked in
+ * printed, when none has one. */
+char *engine_container_dir(void);
+
 /* `sandy build-image`: builds GATEWAY_IMAGE from the gateway/ directory
  * beside the Dockerfile, then IMAGE from the Dockerfile's (either may be
  * NULL), on FROM, or when FROM is NULL on a base made from Debian packages
