@@ -8,6 +8,7 @@
 #include "common/util.h"
 
 #include <cJSON.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <git2/sys/odb_backend.h>
@@ -55,6 +56,56 @@ static int store_path(const char *source, const char *store, char **out)
 	return sfs_store_default_path(source, out);
 }
 
+/* Whether the object directory at FD (PATH, for messages) holds only
+ * what git puts there: regular files, and directories one level down.
+ * libgit2 opens what it finds with a blocking open() and follows
+ * symlinks, so anything else is refused before it looks: -EINVAL and
+ * *ODD naming the first one. */
+static int plain_objects(int fd, const char *path, int depth, char **odd)
+{
+	int dupfd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	DIR *d = dupfd < 0 ? NULL : fdopendir(dupfd);
+	struct dirent *de;
+	int r = 0;
+
+	if (!d) {
+		close_keep_errno(dupfd);
+		return -errno;
+	}
+	while (r == 0 && (de = readdir(d))) {
+		struct stat st;
+
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if (fstatat(fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+			r = -errno;
+			break;
+		}
+		if (S_ISREG(st.st_mode))
+			continue;
+		if (S_ISDIR(st.st_mode) && depth == 0) {
+			int sub = sfs_git_open_dir(fd, de->d_name, false);
+			cleanup_free char *subpath = NULL;
+			if (sub < 0 || asprintf(&subpath, "%s/%s", path, de->d_name) < 0)
+				r = sub < 0 ? sub : -ENOMEM;
+			else
+				r = plain_objects(sub, subpath, depth + 1, odd);
+			if (sub >= 0)
+				close(sub);
+			continue;
+		}
+		r = -EINVAL;
+		if (asprintf(odd, "'%s/%s', %s", path, de->d_name,
+			     S_ISLNK(st.st_mode)    ? "a symlink"
+			     : S_ISFIFO(st.st_mode) ? "a FIFO"
+			     : S_ISDIR(st.st_mode)  ? "a directory too deep"
+						    : "not a regular file") < 0)
+			*odd = NULL;
+	}
+	closedir(d);
+	return r;
+}
+
 /* Opens what W needs; says what fails. */
 static int work_open(struct work *w, const struct sfs_rule_opts *rules, const char *store,
 		     const char *source)
@@ -93,6 +144,14 @@ static int work_open(struct work *w, const struct sfs_rule_opts *rules, const ch
 	if (w->objfd < 0) {
 		sfs_git_say("the private repository in '%s' has no objects directory", path);
 		return w->objfd;
+	}
+	cleanup_free char *odd = NULL;
+	int e = plain_objects(w->objfd, "objects", 0, &odd);
+	if (e < 0) {
+		sfs_git_say("the private repository's objects hold %s: not read (a FIFO would "
+			    "leave sandyfs waiting, a symlink would read what it points at)",
+			    odd ? odd : strerror(-e));
+		return e;
 	}
 	/* By the directory just opened: nothing swaps a symlink in on the way. */
 	snprintf(objects, sizeof(objects), "/proc/self/fd/%d", w->objfd);

@@ -118,10 +118,13 @@ void agentgit_summary(FILE *f, const char *sandyfs, const struct strv *rule_args
 	int r = git_argv(&argv, sandyfs, rule_args, "list", true, false);
 
 	r = strv_ok(r, strv_push(&argv, project));
-	if (r < 0 ||
-	    proc_run(argv.v, PROC_IN_NULL | PROC_OUT_CAPTURE | PROC_ERR_NULL, &out, NULL) != 0 ||
-	    !out)
+	if (r < 0)
 		return;
+	if (proc_run(argv.v, PROC_IN_NULL | PROC_OUT_CAPTURE | PROC_ERR_NULL, &out, NULL) != 0 ||
+	    !out) {
+		fprintf(f, "sandy: cannot list the agent's branches ('sandy git' says why)\n");
+		return;
+	}
 	cJSON *list = cJSON_Parse(out), *b;
 	if (cJSON_GetArraySize(list) > 0)
 		fprintf(f, "sandy: the agent's branches waiting to be imported (sandy git):\n");

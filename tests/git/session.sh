@@ -218,6 +218,40 @@ check "the gate does not judge the host's own history (.envrc of 'host: direnv')
 check_eq "the host's .git is byte-identical after the pushes" "$before" "$(git_hash)"
 [ "$_failed" = "$f" ] || dump
 
+# --- a hostile private repository: symlinks to host files, a FIFO
+for v in packed index config alt; do printf 'victim %s\n' "$v" >"$base/victim-$v"; done
+victims() { (cd "$base" && sha256sum victim-* && stat -c '%n %F' victim-*); }
+victims_before=$(victims)
+out=$(cd "$proj" && timeout 120 "$SANDY" --runtime=none --rules "$rules" -- sh -c '
+	b='"$base"'
+	ln -sf "$b/victim-packed" .git/packed-refs && ln -sf "$b/victim-index" .git/index &&
+		ln -sf "$b/victim-config" .git/config.sandy &&
+		ln -sf "$b/victim-alt" .git/objects/info/alternates &&
+		mkfifo .git/objects/pack/pack-evil.idx && echo planted' </dev/null 2>"$base/err")
+check_eq "hostile: the session that plants them ends (no hang at its summary)" 0 "$?"
+check "hostile: the agent planted symlinks and a FIFO in its repository" grep -qx planted <<<"$out"
+check "hostile: the summary says the branches cannot be listed" \
+	grep -q "cannot list the agent's branches" "$base/err"
+msg=$(cd "$proj" && timeout 60 "$SANDY" git --rules "$rules" 2>&1)
+st=$?
+check "hostile: sandy git refuses, without waiting on the FIFO (status $st)" \
+	test "$st" -ne 0 -a "$st" -ne 124
+check "hostile: it names what it will not read" \
+	grep -Eq "'objects/(pack/pack-evil.idx', a FIFO|info/alternates', a symlink)" <<<"$msg"
+timeout 120 "$SANDY" -q --runtime=none --rules "$rules" "$proj" -- true </dev/null 2>"$base/err"
+check_eq "hostile: the next session starts (the refresh replaces the planted links)" 0 "$?"
+check_eq "hostile: every host file a link pointed at is unchanged" "$victims_before" "$(victims)"
+store=$("$SANDYFS" store "$proj" | cut -f1)
+for f in packed-refs config.sandy objects/info/alternates; do
+	check "hostile: $f is a file of the store again, not the link" \
+		test -f "$store/tree/.git/$f" -a ! -L "$store/tree/.git/$f"
+done
+msg=$(cd "$proj" && timeout 60 "$SANDY" git --rules "$rules" 2>&1)
+check "hostile: the FIFO, still there, is named" grep -q "pack-evil.idx', a FIFO" <<<"$msg"
+rm -f "$store/tree/.git/objects/pack/pack-evil.idx"
+msg=$(cd "$proj" && timeout 60 "$SANDY" git --rules "$rules" 2>&1)
+check_eq "hostile: with the FIFO gone, sandy git lists again" 0 "$?"
+
 # --- a project with a submodule: the agent's copy has one too
 lib=$base/lib
 sub=$base/withsub
