@@ -63,15 +63,12 @@ static int store_path(const char *source, const char *store, char **out)
  * *ODD naming the first one. */
 static int plain_objects(int fd, const char *path, int depth, char **odd)
 {
-	int dupfd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
-	DIR *d = dupfd < 0 ? NULL : fdopendir(dupfd);
+	DIR *d = sfs_git_opendir(fd);
 	struct dirent *de;
 	int r = 0;
 
-	if (!d) {
-		close_keep_errno(dupfd);
+	if (!d)
 		return -errno;
-	}
 	while (r == 0 && (de = readdir(d))) {
 		struct stat st;
 

@@ -91,14 +91,11 @@ static int plan_refs(const struct sfs_refs *host, const struct sfs_refs *priv,
  * replaces them); directories stay. */
 static void remove_loose(int fd, int depth)
 {
-	int dupfd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
-	DIR *d = dupfd < 0 ? NULL : fdopendir(dupfd);
+	DIR *d = sfs_git_opendir(fd);
 	struct dirent *de;
 
-	if (!d) {
-		close_keep_errno(dupfd);
+	if (!d)
 		return;
-	}
 	while ((de = readdir(d))) {
 		struct stat st;
 

@@ -251,19 +251,26 @@ static void chomp(char *s)
 		s[--n] = '\0';
 }
 
+DIR *sfs_git_opendir(int fd)
+{
+	int dupfd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	DIR *d = dupfd < 0 ? NULL : fdopendir(dupfd);
+
+	if (!d)
+		close_keep_errno(dupfd);
+	return d;
+}
+
 /* The loose refs below directory FD (the path PREFIX), into OUT; what is
  * not a plain file with a ref in it is skipped. */
 static int read_loose(int fd, const char *prefix, int depth, struct sfs_refs *out)
 {
-	int dupfd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
-	DIR *d = dupfd < 0 ? NULL : fdopendir(dupfd);
+	DIR *d = sfs_git_opendir(fd);
 	struct dirent *de;
 	int r = 0;
 
-	if (!d) {
-		close_keep_errno(dupfd);
+	if (!d)
 		return -errno;
-	}
 	while (r == 0 && (de = readdir(d))) {
 		char name[PATH_MAX];
 		struct stat st;

@@ -7,6 +7,7 @@
 #ifndef SANDYFS_GITREFS_H
 #define SANDYFS_GITREFS_H
 
+#include <dirent.h>
 #include <git2.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -34,6 +35,9 @@ static inline void cleanup_repop(git_repository **r)
  * time, never through a symlink: an fd, or -ENOTDIR when something else
  * is in the way. */
 int sfs_git_open_dir(int dirfd, const char *rel, bool create);
+/* A listing of directory FD, on an fd of its own (FD stays the
+ * caller's); NULL with errno. */
+DIR *sfs_git_opendir(int fd);
 /* Reads regular file NAME in DIRFD (at most CAP bytes) into a malloc'ed,
  * NUL-terminated buffer; a FIFO, device or symlink there is refused
  * (-EINVAL), not waited on or followed. */
