@@ -5,7 +5,10 @@
  * A set is one regex whose alternatives share their literal prefixes (a
  * trie written as nested groups), because PCRE2 tries the alternatives of
  * a group one by one and a flat list of a hundred names costs a hundred
- * failed comparisons per component. Each alternative ends in (*MARK:i) so
+ * failed comparisons per component. Globs that start with '*' and a literal
+ * ("*.php", "*.csproj") share one "[^/]*" followed by a trie of what comes
+ * after the star, so a hundred extensions cost one scan of the component,
+ * not a hundred. Each alternative ends in (*MARK:i) so
  * the matching glob is known without capture groups. Sets of the stricter
  * classes get a second regex in which literal components also match their
  * 8.3 short names; it is consulted only for subjects that contain "~" and
@@ -662,6 +665,7 @@ static void emit_glob(struct sb *b, const struct parsed *g, bool alias)
 struct entry {
 	int id;
 	bool anchored;
+	bool star; /* the glob starts with '*' and a literal: LIT is what follows the star */
 	char *lit; /* leading literal bytes of the regex, raw */
 	size_t litlen;
 	char *rest; /* regex after the literal prefix, with suffix */
@@ -693,6 +697,8 @@ static int entry_cmp(const void *a, const void *b)
 
 	if (x->anchored != y->anchored)
 		return x->anchored ? -1 : 1;
+	if (x->star != y->star)
+		return x->star ? 1 : -1;
 	c = memcmp(x->lit, y->lit, n);
 	if (c)
 		return c;
@@ -770,6 +776,40 @@ static void emit_trie(struct sb *b, const struct entry *e, size_t n, size_t dept
 	sb_add(b, ")");
 }
 
+/*
+ * The entries E[0..N) that share a start (the root, or a component
+ * boundary): the trie of the plain ones, then one "[^/]*" and the trie of
+ * the starred ones (which sort last). With ALIAS, every entry's alias regex
+ * flat.
+ */
+static void emit_group(struct sb *b, const struct entry *e, size_t n, bool alias)
+{
+	size_t nplain = 0;
+
+	sb_add(b, "(?:");
+	if (alias) {
+		for (size_t i = 0; i < n; i++) {
+			if (i)
+				sb_addc(b, '|');
+			sb_add(b, e[i].full);
+			sb_addf(b, "(*MARK:%d)", e[i].id);
+		}
+		sb_add(b, ")");
+		return;
+	}
+	while (nplain < n && !e[nplain].star)
+		nplain++;
+	if (nplain > 0)
+		emit_trie(b, e, nplain, 0, 0);
+	if (n > nplain) {
+		if (nplain > 0)
+			sb_addc(b, '|');
+		sb_add(b, RE_STAR);
+		emit_trie(b, e + nplain, n - nplain, 0, 0);
+	}
+	sb_add(b, ")");
+}
+
 /* The combined regex of E[0..N): anchored ones first, then floating ones. */
 static void emit_set(struct sb *b, const struct entry *e, size_t n, bool alias)
 {
@@ -780,35 +820,13 @@ static void emit_set(struct sb *b, const struct entry *e, size_t n, bool alias)
 	sb_add(b, "(?:");
 	if (na > 0) {
 		sb_add(b, "^");
-		if (alias) {
-			sb_add(b, "(?:");
-			for (size_t i = 0; i < na; i++) {
-				if (i)
-					sb_addc(b, '|');
-				sb_add(b, e[i].full);
-				sb_addf(b, "(*MARK:%d)", e[i].id);
-			}
-			sb_add(b, ")");
-		} else {
-			emit_trie(b, e, na, 0, 0);
-		}
+		emit_group(b, e, na, alias);
 	}
 	if (n > na) {
 		if (na > 0)
 			sb_addc(b, '|');
 		sb_add(b, "(?:^|/)");
-		if (alias) {
-			sb_add(b, "(?:");
-			for (size_t i = na; i < n; i++) {
-				if (i > na)
-					sb_addc(b, '|');
-				sb_add(b, e[i].full);
-				sb_addf(b, "(*MARK:%d)", e[i].id);
-			}
-			sb_add(b, ")");
-		} else {
-			emit_trie(b, e + na, n - na, 0, 0);
-		}
+		emit_group(b, e + na, n - na, alias);
 	}
 	sb_add(b, ")");
 }
@@ -908,6 +926,11 @@ static int make_entry(struct entry *e, const struct parsed *g, int id, const cha
 	e->id = id;
 	e->text = text;
 	e->anchored = g->anchored;
+	/* "*" and a literal: the star goes in front of the starred trie. */
+	if (g->n > 1 && g->t[0].kind == TK_STAR && g->t[1].kind == TK_LIT) {
+		e->star = true;
+		i = 1;
+	}
 	while (i < g->n && (g->t[i].kind == TK_LIT || g->t[i].kind == TK_SEP)) {
 		sb_addc(&lit, (char)g->t[i].c);
 		i++;
