@@ -38,7 +38,7 @@ void policy_rules_free(struct policy_rules *s)
 /* From `sandyfs rules --json` output ({"sources": [{"name", "path", ...}],
  * "rules": [{"class", "pattern", ...}], "owned": BOOL}): the patterns of the
  * writable and private rules and the names of the rule sources, in order,
- * without duplicates, and whether ownership is on (also when the output
+ * without duplicates (not those read for their protections alone), and whether ownership is on (also when the output
  * does not say). */
 static int parse_rules(const char *json, struct policy_rules *out)
 {
@@ -63,6 +63,12 @@ static int parse_rules(const char *json, struct policy_rules *out)
 	{
 		const char *name = string_item(e, "name"), *path = string_item(e, "path");
 		const char *base = path ? strrchr(path, '/') : NULL;
+		const char *origin = string_item(e, "origin");
+		/* A type read only for its protections (every shipped type the
+		 * project is not) neither shapes what the agent may write nor
+		 * brings its package registries into the allowlist. */
+		if (origin && !strncmp(origin, "not detected", 12))
+			continue;
 		if (!name)
 			name = base ? base + 1 : path;
 		if (r == 0 && name)

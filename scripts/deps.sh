@@ -10,6 +10,8 @@ pkgs=(build-essential meson ninja-build pkg-config clang
 	cmake clang-format vim perl python3-venv python3-pytest
 	groff-base mandoc zsh
 	nodejs cargo rustfmt golang-go
+	php-cli composer elixir erlang-base erlang-dev erlang-eunit rebar3 ghc cabal-install
+	r-base-core ocaml-nox ocaml-dune lua5.4 clojure latexmk texlive-latex-base
 	dpkg-dev debhelper man-db)
 # A nodejs from another source (NodeSource) ships its own npm; Debian's
 # comes as a separate package.

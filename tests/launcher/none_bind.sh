@@ -84,6 +84,7 @@ cat >"$fake" <<SH
 if [ "\$1" = rules ]; then
 	cat <<'JSON'
 {"sources": [{"path": "/x/rules/base.json", "name": "base", "origin": "shipped"},
+             {"path": "/x/rules/rust.json", "name": "rust", "origin": "not detected: its protections only"},
              {"path": "/y/extra.json", "origin": "command line"}],
  "rules": [{"class": "protected", "pattern": ".envrc"},
            {"class": "writable", "pattern": "src/**"},
@@ -98,7 +99,7 @@ chmod +x "$fake"
 out=$(SANDYFS=$fake "$SANDY" -q --runtime=none "$proj" -- sh -c 'cat "$SANDY_POLICY"' </dev/null 2>&1)
 check_eq "the policy note lists the writable globs, once each" "    src/**|    docs/*.md" \
 	"$(grep '^    [^ ]' <<<"$out" | paste -sd'|')"
-check "the policy note names the rules in effect" \
+check "the policy note names the rules in effect (not the types read for their protections)" \
 	grep -qx 'Rules in effect: base, extra.json.' <<<"$out"
 check "the policy note says where denials are logged" grep -q 'denials.jsonl' <<<"$out"
 

@@ -127,6 +127,12 @@ static void test_builtin(void)
 	ok(has(&out, "pypi.org") && has(&out, "files.pythonhosted.org"), "python: PyPI");
 	ok(!has(&out, "crates.io") && !has(&out, "api.openai.com"),
 	   "nothing of other types or agents");
+	strv_free(&out);
+	strv_push(&sources, "php");
+	strv_push(&sources, "elixir.json");
+	ok(egress_builtin("claude", &sources, &out) == 0 && has(&out, "repo.packagist.org") &&
+		   has(&out, "repo.hex.pm") && !has(&out, "hackage.haskell.org"),
+	   "php and elixir: Packagist and Hex, nothing of haskell");
 	for (size_t i = 0; i < out.n; i++) {
 		const char *why;
 		if (egress_domain_check(out.v[i], &why) < 0)
