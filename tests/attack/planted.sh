@@ -68,6 +68,8 @@ world() {
 	i=0
 	for pre in "${prefixes[@]}"; do
 		for f in "${protected[@]}"; do
+			# "/NAME": at the project root only.
+			[ "${f:0:1}" = / ] && { [ -n "$pre" ] && continue; f=${f#/}; }
 			name[i]=$pre$f own[i]=${pre}own-$i.txt
 			i=$((i + 1))
 		done
@@ -151,7 +153,7 @@ while read -r key rest; do
 		for p in $rest; do
 			f=$(file_of "$p")
 			bprot[${#bprot[@]} - 1]+=" $f"
-			allprot+=("$f")
+			allprot+=("${f#/}")
 		done
 		;;
 	private) [ "$type" = none ] && for p in $rest; do privates+=("$(file_of "$p")"); done ;;
@@ -169,7 +171,7 @@ for who in "${callers[@]}"; do
 				local_prot=()
 				for f in "${protected[@]}"; do
 					skip=
-					for m in "${markers[@]}"; do [ "$m" = "$f" ] && skip=1; done
+					for m in "${markers[@]}"; do [ "$m" = "${f#/}" ] && skip=1; done
 					[ -z "$skip" ] && local_prot+=("$f")
 				done
 				protected=("${local_prot[@]}")

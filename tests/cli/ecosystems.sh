@@ -85,12 +85,13 @@ while read -r key rest; do
 		want=()
 		nblocks=$((nblocks + 1))
 		;;
-	writable | protected | private | readonly)
+	writable | protected | private | hidden | readonly)
 		for p in $rest; do
-			f=$(file_of "$p")
+			f=$(file_of "${p#/}")
 			want[$f]=$key
-			# Protection never depends on depth.
-			[ $key = protected ] && want[a/b/c/d/$f]=protected
+			# Protection does not depend on depth, but where a name is
+			# a root's only.
+			[ $key = protected ] && [ "${p:0:1}" != / ] && want[a/b/c/d/$f]=protected
 		done
 		;;
 	*) not_ok "ecosystems.txt: unknown line '$key $rest'" ;;
