@@ -57,7 +57,7 @@ struct plant_case {
 static const char *source_dir, *mount_dir;
 static bool present;
 
-static void die(const char *fmt, ...)
+__attribute__((format(printf, 1, 2), noreturn)) static void die(const char *fmt, ...)
 {
 	va_list ap;
 
@@ -78,7 +78,7 @@ static char *joinpath(const char *a, const char *b)
 	return s;
 }
 
-static void append(char **s, const char *fmt, ...)
+__attribute__((format(printf, 2, 3))) static void append(char **s, const char *fmt, ...)
 {
 	char *add, *n;
 	va_list ap;
@@ -140,7 +140,7 @@ static char *listing_of(const char *dir, bool no_dirs)
 	}
 	closedir(d);
 	qsort(v, n, sizeof(*v), name_cmp);
-	append(&out, "");
+	append(&out, "%s", "");
 	for (size_t i = 0; i < n; i++) {
 		append(&out, "%s%s", i ? " " : "", v[i]);
 		free(v[i]);
@@ -328,7 +328,7 @@ static char *names_missing(const char *a, const char *b)
 
 	if (!copy || asprintf(&padded, " %s ", b) < 0)
 		die("out of memory");
-	append(&out, "");
+	append(&out, "%s", "");
 	for (char *t = strtok_r(copy, " ", &save); t; t = strtok_r(NULL, " ", &save)) {
 		char *needle = NULL;
 

@@ -9,6 +9,9 @@ source "$SANDY_SRC/tests/launcher/helpers.bash"
 require_docker
 
 new_project
+# A Makefile makes it a C project: the rules line names base and c only, not
+# the types whose protections alone are read.
+printf 'all:\n' >"$proj/Makefile"
 
 # doctor NAME ARGS...: runs `sandy doctor ARGS` (the environment as the
 # caller sets it); its output in $base/NAME.out, its status in rc.
@@ -56,7 +59,7 @@ has good "libfuse's version, from sandyfs --version" '^ok    libfuse +3\.[0-9]+ 
 has good "the io_uring switch" '^ok    io_uring +FUSE over io_uring is (on|off|not in this kernel)'
 has good "the project's store and its size, as sandyfs store says" \
 	"^ok    store +$SANDY_CACHE_DIR/projects/proj-[0-9a-f]+: [0-9.]+ MiB in [0-9]+ files"
-has good "the policy loads, with the detected types" '^ok    rules +the policy loads: base, c'
+has good "the policy loads, with the detected types" '^ok    rules +the policy loads: base, c$'
 has good "bubblewrap" '^ok    bwrap +/'
 has good "the verdict" '^ok    session +would start: docker, --fs=fuse, --network=none$'
 check "good: the project directory is the current one by default" \
