@@ -1,5 +1,6 @@
 /* gitcheck.c - see gitcheck.h. */
 #include "gitcheck.h"
+#include "symchain.h"
 #include "common/err.h"
 #include "common/util.h"
 
@@ -25,6 +26,10 @@ struct check {
 	/* The path being looked at, grown as the walk goes down. */
 	char *path;
 	size_t len, cap;
+	/* The commit's symlinks, read when the first one is judged. */
+	struct sfs_link *links;
+	size_t nlinks;
+	bool links_read;
 };
 
 static const char why_submodule[] =
@@ -33,8 +38,8 @@ static const char why_submodule[] =
 static const char why_name[] = "git refuses to check out this name: empty, '.', '..' or with "
 			       "a '/' in it, it would land somewhere other than the path shown";
 static const char why_chain[] =
-	"another symlink of the commit passes through this one: the host, following both, "
-	"would land where neither was checked";
+	"another symlink of the commit passes through this one, and the host, following "
+	"both, would reach a name the policy refuses";
 static const char why_unreadable[] = "the symlink's target cannot be judged: longer than "
 				     "a page or with a NUL byte in it";
 
@@ -171,9 +176,29 @@ static enum sfs_git_change change_of(const git_tree_entry *old, const git_tree_e
 	return SFS_GIT_TYPE;
 }
 
-/* Asked by the symlink check: whether PREFIX is a symlink in the commit,
- * which the host's checkout would make. */
-static int probe_commit(void *ctx, const char *prefix)
+/* The target of the symlink whose blob is ID into TARGET (CAP bytes): 1, 0
+ * when it cannot be judged (too long, a NUL byte), or a negative errno. */
+static int read_target(struct check *c, const git_oid *id, char *target, size_t cap)
+{
+	git_blob *blob = NULL;
+
+	if (git_blob_lookup(&blob, c->repo, id) < 0)
+		return git_fail(c, "a symlink");
+	git_object_size_t size = git_blob_rawsize(blob);
+	bool readable =
+		size <= TARGET_MAX && size < cap && !memchr(git_blob_rawcontent(blob), '\0', size);
+	if (readable) {
+		memcpy(target, git_blob_rawcontent(blob), size);
+		target[size] = '\0';
+	}
+	git_blob_free(blob);
+	return readable;
+}
+
+/* Asked by the symlink check (sfs_symlink_probe): whether PREFIX is a
+ * symlink in the commit, which the host's checkout would make, and where
+ * it points. */
+static int probe_commit(void *ctx, const char *prefix, char *target, size_t cap)
 {
 	struct check *c = ctx;
 	git_tree_entry *e = NULL;
@@ -183,75 +208,103 @@ static int probe_commit(void *ctx, const char *prefix)
 		return 0;
 	if (g < 0)
 		return -EIO;
-	bool link = git_tree_entry_filemode(e) == GIT_FILEMODE_LINK;
-	git_tree_entry_free(e);
-	return link;
-}
-
-/* The target of the symlink whose blob is ID into TARGET: 1, 0 when it
- * cannot be judged (too long, a NUL byte), or a negative errno. */
-static int read_target(struct check *c, const git_oid *id, char target[TARGET_MAX + 1])
-{
-	git_blob *blob = NULL;
-
-	if (git_blob_lookup(&blob, c->repo, id) < 0)
-		return git_fail(c, "a symlink");
-	git_object_size_t size = git_blob_rawsize(blob);
-	bool readable = size <= TARGET_MAX && !memchr(git_blob_rawcontent(blob), '\0', size);
-	if (readable) {
-		memcpy(target, git_blob_rawcontent(blob), size);
-		target[size] = '\0';
+	int r = 0;
+	if (git_tree_entry_filemode(e) == GIT_FILEMODE_LINK) {
+		r = read_target(c, git_tree_entry_id(e), target, cap);
+		if (r == 0)
+			r = -ENAMETOOLONG; /* a target that cannot be followed */
 	}
-	git_blob_free(blob);
-	return readable;
+	git_tree_entry_free(e);
+	return r;
 }
 
-/* The other symlinks of the commit, asked whether they pass through the
- * link at LINK: the host follows them through it, to where neither check
- * looked (b -> a/../x made first, a -> elsewhere/ later). */
-struct chain {
-	struct check *c;
-	const char *link;
-	char path[4096];
-	bool through;
-};
-
-static int probe_link(void *ctx, const char *prefix)
+/* Every symlink of the commit's tree, gathered once per commit. */
+static int links_cb(const char *root, const git_tree_entry *e, void *payload)
 {
-	const struct chain *ch = ctx;
-
-	return strcmp(prefix, ch->link) == 0;
-}
-
-static int chain_cb(const char *root, const git_tree_entry *e, void *payload)
-{
-	struct chain *ch = payload;
+	struct check *c = payload;
 	char target[TARGET_MAX + 1];
+	char *path = NULL;
 
 	if (git_tree_entry_filemode(e) != GIT_FILEMODE_LINK)
 		return 0;
-	int n = snprintf(ch->path, sizeof(ch->path), "%s%s", root, git_tree_entry_name(e));
-	if (n < 0 || (size_t)n >= sizeof(ch->path) || strcmp(ch->path, ch->link) == 0)
-		return 0;
-	int r = read_target(ch->c, git_tree_entry_id(e), target);
-	if (r <= 0)
-		return r < 0 ? -1 : 0;
-	struct sfs_decision d = {.allowed = true};
-	sfs_policy_check_symlink_target(ch->c->p, ch->path, target, probe_link, ch, &d);
-	/* Only what this link changes: the other link's own verdict was
-	 * given when it came. */
-	if (!d.allowed && d.rule && d.rule->key && strcmp(d.rule->key, "symlink") == 0 &&
-	    d.rule->index == SFS_RULE_SYMLINK_THROUGH) {
-		ch->through = true;
-		return -1; /* stops the walk: one is enough */
+	int r = read_target(c, git_tree_entry_id(e), target, sizeof(target));
+	if (r < 0)
+		return -1;
+	if (r == 0)
+		return 0; /* judged, and refused, where it is added */
+	if (asprintf(&path, "%s%s", root, git_tree_entry_name(e)) < 0)
+		return -1;
+	struct sfs_link *a = realloc(c->links, (c->nlinks + 1) * sizeof(*a));
+	char *t = strdup(target);
+	if (!a || !t) {
+		if (a)
+			c->links = a;
+		free(path);
+		free(t);
+		return -1;
 	}
+	c->links = a;
+	a[c->nlinks].path = path;
+	a[c->nlinks].target = t;
+	c->nlinks++;
 	return 0;
+}
+
+static int gather_links(struct check *c)
+{
+	if (c->links_read)
+		return 0;
+	c->links_read = true;
+	if (git_tree_walk(c->tree, GIT_TREEWALK_PRE, links_cb, c) < 0)
+		return git_fail(c, "the tree");
+	return 0;
+}
+
+static void free_links(struct check *c)
+{
+	for (size_t i = 0; i < c->nlinks; i++) {
+		free((char *)c->links[i].path);
+		free((char *)c->links[i].target);
+	}
+	free(c->links);
+}
+
+/*
+ * The other symlinks of the commit whose resolution passes through the
+ * link at the current path (directly, or through one that does): judged
+ * again, as the host, following both, would resolve them (b -> a/../x
+ * judged before a -> elsewhere/ existed). 1 when one of them reaches a
+ * refused name (its decision in *D), 0 when none does.
+ */
+static int links_through(struct check *c, struct sfs_decision *d)
+{
+	const char *changed[] = {c->path};
+	bool *affected;
+	int r = gather_links(c);
+
+	if (r < 0)
+		return r;
+	affected = calloc(c->nlinks ? c->nlinks : 1, sizeof(*affected));
+	if (!affected)
+		return -ENOMEM;
+	sfs_symlink_affected(c->links, c->nlinks, changed, 1, affected);
+	for (size_t i = 0; r == 0 && i < c->nlinks; i++) {
+		if (!affected[i] || !strcmp(c->links[i].path, c->path))
+			continue;
+		*d = (struct sfs_decision){.allowed = true};
+		sfs_policy_check_symlink_target(c->p, c->links[i].path, c->links[i].target,
+						probe_commit, c, d);
+		if (!d->allowed)
+			r = 1;
+	}
+	free(affected);
+	return r;
 }
 
 static int check_symlink(struct check *c, enum sfs_git_change change, const git_tree_entry *new)
 {
 	char target[TARGET_MAX + 1];
-	int r = read_target(c, git_tree_entry_id(new), target);
+	int r = read_target(c, git_tree_entry_id(new), target, sizeof(target));
 
 	if (r < 0)
 		return r;
@@ -262,13 +315,10 @@ static int check_symlink(struct check *c, enum sfs_git_change change, const git_
 	sfs_policy_check_symlink_target(c->p, c->path, target, probe_commit, c, &d);
 	if (!d.allowed)
 		return refuse_decision(c, change, &d);
-	struct chain ch = {.c = c, .link = c->path};
-	int g = git_tree_walk(c->tree, GIT_TREEWALK_PRE, chain_cb, &ch);
-	if (g < 0 && !ch.through)
-		return git_fail(c, "the tree");
-	return ch.through ? refuse(c, change, SFS_CLASS_PROTECTED, "(built-in)", 0, "symlink chain",
-				   why_chain)
-			  : 0;
+	r = links_through(c, &d);
+	if (r <= 0)
+		return r;
+	return refuse(c, change, d.cls, "(built-in)", 0, "symlink chain", why_chain);
 }
 
 /* One path whose entry differs between the parent (OLD) and the commit
@@ -416,6 +466,7 @@ int sfs_git_check_commit(const struct sfs_policy *p, git_repository *repo, git_c
 	free(c.others);
 	git_tree_free(base);
 	git_tree_free(c.tree);
+	free_links(&c);
 	free(c.path);
 	return r < 0 ? r : c.refused;
 }

@@ -1,7 +1,7 @@
 /*
  * policy: the compiled policy object and the pure decision function (see
- * policy.h). Owns class precedence, the built-in .git rule, the verdict of
- * each operation, and the lexical symlink-target check.
+ * policy.h). Owns class precedence, the built-in .git rule and the verdict
+ * of each operation (symlink targets: symchain.c).
  *
  * Fast path of a decision: canonicalise the path into a stack buffer (pure
  * ASCII names are only lower-cased), look for a ".git" component, run one
@@ -106,35 +106,6 @@ static const struct sfs_rule rule_error = {
 	       "pattern match failed), so it is treated as hidden",
 };
 
-static const struct sfs_rule rule_sym_absolute = {
-	.cls = SFS_CLASS_PROTECTED,
-	.file = "(built-in)",
-	.key = "symlink",
-	.index = 0,
-	.pattern = "/*",
-	.why = "absolute symlink targets mean different things in the container and on "
-	       "the host",
-};
-
-static const struct sfs_rule rule_sym_escape = {
-	.cls = SFS_CLASS_PROTECTED,
-	.file = "(built-in)",
-	.key = "symlink",
-	.index = 1,
-	.pattern = "..",
-	.why = "the symlink target leaves SOURCE",
-};
-
-static const struct sfs_rule rule_sym_backslash = {
-	.cls = SFS_CLASS_PROTECTED,
-	.file = "(built-in)",
-	.key = "symlink",
-	.index = 2,
-	.pattern = "\\",
-	.why = "the symlink target contains a backslash, which Windows tools read as a "
-	       "directory separator",
-};
-
 static const struct sfs_rule rule_owned = {
 	.cls = SFS_CLASS_OWNED,
 	.file = "(built-in)",
@@ -144,16 +115,6 @@ static const struct sfs_rule rule_owned = {
 	.why = "created through the mount by the agent (or being created now), so the agent "
 	       "may change, rename and remove it (a rule file with \"owned\": false turns "
 	       "this off)",
-};
-
-static const struct sfs_rule rule_sym_through = {
-	.cls = SFS_CLASS_PROTECTED,
-	.file = "(built-in)",
-	.key = "symlink",
-	.index = SFS_RULE_SYMLINK_THROUGH,
-	.pattern = "",
-	.why = "the target passes through an existing symlink, whose own target was never "
-	       "checked against the policy",
 };
 
 static const char why_default[] = "no write rule matches: read-only by default";
@@ -935,160 +896,6 @@ void sfs_policy_decide(const struct sfs_policy *p, const char *relpath, enum sfs
 		       struct sfs_decision *out)
 {
 	sfs_policy_decide_owned(p, relpath, op, false, out);
-}
-
-/* ---- symlinks ----------------------------------------------------------- */
-
-/* The directory of LINKPATH, copied to OUT. */
-static int link_dir(const char *linkpath, char *out, size_t cap, size_t *len)
-{
-	*len = sfs_path_dirlen(linkpath);
-	if (*len + 1 > cap)
-		return -ENAMETOOLONG;
-	memcpy(out, linkpath, *len);
-	out[*len] = '\0';
-	return 0;
-}
-
-int sfs_policy_symlink_resolve(const char *linkpath, const char *target, char *out, size_t cap)
-{
-	size_t len;
-	int r;
-
-	if (!*target || *target == '/')
-		return -EINVAL;
-	r = link_dir(linkpath, out, cap, &len);
-	if (r == 0)
-		r = sfs_path_resolve(out, cap, &len, target);
-	return r < 0 ? r : (int)len;
-}
-
-static void deny_with(struct sfs_decision *out, const struct sfs_rule *r)
-{
-	set_rule(out, r->cls, r);
-	out->allowed = false;
-	out->err = EROFS;
-}
-
-struct probe {
-	sfs_symlink_probe fn;
-	void *ctx;
-};
-
-static void check_symlink_in(const struct sfs_policy *p, const char *linkpath, const char *target,
-			     const struct probe *probe, char *path, size_t cap,
-			     struct sfs_decision *out);
-
-/* The class of a symlink's target as the host follows it: the link lives
- * in SOURCE, where .git is the host's own repository, not the agent's. */
-static void classify_target(const struct sfs_policy *p, const char *path, size_t len,
-			    struct sfs_decision *out)
-{
-	classify_path(p, path, len, out);
-	if (out->rule == &rule_private_git)
-		set_rule(out, SFS_CLASS_IMMUTABLE, &rule_git);
-}
-
-void sfs_policy_check_symlink_target(const struct sfs_policy *p, const char *linkpath,
-				     const char *target, sfs_symlink_probe probe_fn, void *ctx,
-				     struct sfs_decision *out)
-{
-	const struct probe probe = {probe_fn, ctx};
-	/* Room for the link's directory and every step of the target: a
-	 * tree can be deeper than one PATH_MAX. */
-	char stackbuf[4096];
-	size_t cap = strlen(linkpath) + strlen(target) + 2;
-	char *path = cap <= sizeof(stackbuf) ? stackbuf : malloc(cap);
-
-	if (!path) {
-		set_rule(out, SFS_CLASS_HIDDEN, &rule_error);
-		out->allowed = false;
-		out->err = EROFS;
-		return;
-	}
-	check_symlink_in(p, linkpath, target, &probe, path,
-			 path == stackbuf ? sizeof(stackbuf) : cap, out);
-	if (path != stackbuf)
-		free(path);
-}
-
-void sfs_policy_check_symlink(const struct sfs_policy *p, const char *linkpath, const char *target,
-			      sfs_symlink_probe probe_fn, void *ctx, struct sfs_decision *out)
-{
-	/* The link made will be the agent's own. */
-	sfs_policy_decide_owned(p, linkpath, SFS_OP_SYMLINK, true, out);
-	if (!out->allowed || out->cls == SFS_CLASS_PRIVATE)
-		return;
-	sfs_policy_check_symlink_target(p, linkpath, target, probe_fn, ctx, out);
-}
-
-static void check_symlink_in(const struct sfs_policy *p, const char *linkpath, const char *target,
-			     const struct probe *probe, char *path, size_t cap,
-			     struct sfs_decision *out)
-{
-	const char *s = target;
-	size_t len;
-	int r;
-
-	if (!*target || *target == '/') {
-		deny_with(out, &rule_sym_absolute);
-		if (!*target)
-			out->err = ENOENT;
-		return;
-	}
-	if (strchr(target, '\\')) {
-		deny_with(out, &rule_sym_backslash);
-		return;
-	}
-	if (link_dir(linkpath, path, cap, &len) < 0) {
-		deny_with(out, &rule_error);
-		return;
-	}
-	/* Every directory the target passes through counts, not only its end. */
-	while (*s) {
-		size_t n = strcspn(s, "/");
-		struct sfs_decision d;
-
-		r = sfs_path_step(path, cap, &len, s, n);
-		if (r == -EXDEV) {
-			deny_with(out, &rule_sym_escape);
-			return;
-		}
-		if (r < 0) {
-			deny_with(out, &rule_error);
-			return;
-		}
-		if (r > 0) {
-			classify_target(p, path, len, &d);
-			if (sfs_class_protective(d.cls)) {
-				*out = d;
-				out->allowed = false;
-				out->err = EROFS;
-				return;
-			}
-			/* Asked before a later ".." can take the component
-			 * back: "a/../x" passes through "a" on the host. */
-			int link = probe->fn ? probe->fn(probe->ctx, path) : 0;
-			if (link != 0) {
-				deny_with(out, link > 0 ? &rule_sym_through : &rule_error);
-				return;
-			}
-		}
-		s += n;
-		if (*s == '/')
-			s++;
-	}
-	/* ".." steps can end on a stricter directory without a push. */
-	if (len > 0) {
-		struct sfs_decision d;
-
-		classify_target(p, path, len, &d);
-		if (sfs_class_protective(d.cls)) {
-			*out = d;
-			out->allowed = false;
-			out->err = EROFS;
-		}
-	}
 }
 
 /* ---- listing ------------------------------------------------------------ */

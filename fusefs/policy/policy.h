@@ -213,49 +213,7 @@ enum sfs_class sfs_policy_classify(const struct sfs_policy *p, const char *relpa
  */
 bool sfs_policy_write_possible_below(const struct sfs_policy *p, const char *relpath);
 
-/*
- * Whether the path PREFIX (relative to SOURCE) is an existing symlink in
- * SOURCE: 1 yes, 0 no (or absent), negative errno when it cannot be told.
- */
-typedef int (*sfs_symlink_probe)(void *ctx, const char *prefix);
-
-/*
- * symlink(TARGET, LINKPATH): allowed only when LINKPATH may be created as
- * a symlink and TARGET is relative, stays inside SOURCE when resolved
- * lexically from LINKPATH's directory, neither the final path nor any
- * directory it passes through on the way is immutable, hidden, protected
- * or overlay (present or absent), and no component it passes through is
- * an existing symlink in SOURCE: PROBE (when not NULL) is asked about
- * every component as the target reaches it, before any later ".." takes
- * it back ("a/../x" passes through "a"). Denials are EROFS and name the
- * rule that decided.
- *
- * A link whose own name is private may point anywhere: it lives in the
- * store, which the host never follows.
- */
-void sfs_policy_check_symlink(const struct sfs_policy *p, const char *linkpath, const char *target,
-			      sfs_symlink_probe probe, void *ctx, struct sfs_decision *out);
-
-/*
- * The target half of that check alone, whatever LINKPATH's own class: for
- * a symlink that arrives in a commit rather than through the mount. OUT is
- * left as the caller filled it when the target is fine.
- */
-/* The index of the built-in symlink rule that refuses a target passing
- * through an existing symlink (key "symlink"). */
-#define SFS_RULE_SYMLINK_THROUGH 3
-
-void sfs_policy_check_symlink_target(const struct sfs_policy *p, const char *linkpath,
-				     const char *target, sfs_symlink_probe probe, void *ctx,
-				     struct sfs_decision *out);
-
-/*
- * Resolves TARGET lexically from LINKPATH's directory into OUT (CAP bytes,
- * relative to SOURCE, "" for SOURCE itself). Returns the length, -EINVAL
- * for an absolute or empty target, -EXDEV when it leaves SOURCE,
- * -ENAMETOOLONG when OUT is too small.
- */
-int sfs_policy_symlink_resolve(const char *linkpath, const char *target, char *out, size_t cap);
+/* Symlink targets are judged in symchain.h. */
 
 /* ---- listing ---- */
 

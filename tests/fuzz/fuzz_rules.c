@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "policy.h"
+#include "symchain.h"
 #include "rules.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

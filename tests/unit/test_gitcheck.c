@@ -33,6 +33,7 @@
 #include "config.h"
 #include "gitcheck.h"
 #include "policy.h"
+#include "symchain.h"
 #include "rules.h"
 #include "scratch.h"
 #include "tap.h"
@@ -972,42 +973,60 @@ static void test_symlinks(void)
 	REFUSED("an absolute symlink", commit_of(t, 1, base_commit()),
 		{"abs", SFS_GIT_ADD, SFS_CLASS_PROTECTED, BUILTIN, 0, "/*"});
 
+	/* Chains are followed as the host follows them: every hop allowed,
+	 * the chain is; one that lands on a protected name is refused, also
+	 * where each link's own target looks harmless. */
 	t = project();
 	link_to(t, "a", "src");
 	link_to(t, "b", "a/index.js");
 	link_to(t, "c", "a/../README.md");
-	REFUSED("symlinks whose targets pass through another symlink of the commit",
+	link_to(t, "d", "b");
+	ACCEPTED("a chain of symlinks whose every hop is allowed", commit_of(t, 1, base_commit()));
+	t = project();
+	link_to(t, "gh", ".github");
+	link_to(t, "ci", "gh/workflows/ci.yml");
+	REFUSED("a chain that reaches .github/workflows through a link to .github",
 		commit_of(t, 1, base_commit()),
-		{"a", SFS_GIT_ADD, SFS_CLASS_PROTECTED, BUILTIN, 0, "symlink chain"},
-		{"b", SFS_GIT_ADD, SFS_CLASS_PROTECTED, BUILTIN, 0, ""},
-		{"c", SFS_GIT_ADD, SFS_CLASS_PROTECTED, BUILTIN, 0, ""});
+		{"ci", SFS_GIT_ADD, SFS_CLASS_PROTECTED, BASE, l_workflows,
+		 "**/.github/workflows/"},
+		{"gh", SFS_GIT_ADD, SFS_CLASS_PROTECTED, BUILTIN, 0, "symlink chain"});
 
 	/* The chain made the other way round: b -> a/../x came first, while
-	 * a did not exist; a symlink a later would send b elsewhere. */
+	 * a did not exist; a symlink a later sends b elsewhere. */
 	t = project();
-	link_to(t, "b", "a/../README.md");
+	link_to(t, "b", "a/../workflows/ci.yml");
+	link_to(t, "c", "a/../README.md");
 	git_commit *with_b = commit_of(t, 1, base_commit());
 	t = project();
-	link_to(t, "b", "a/../README.md");
-	link_to(t, "a", "deploy/x");
-	REFUSED("a symlink that an earlier symlink passes through", commit_of(t, 1, with_b),
+	link_to(t, "b", "a/../workflows/ci.yml");
+	link_to(t, "c", "a/../README.md");
+	link_to(t, "a", ".github/x");
+	REFUSED("a symlink that sends an earlier one to a protected name", commit_of(t, 1, with_b),
 		{"a", SFS_GIT_ADD, SFS_CLASS_PROTECTED, BUILTIN, 0, "symlink chain"});
 	t = project();
-	link_to(t, "b", "a/../README.md");
+	link_to(t, "b", "a/../workflows/ci.yml");
+	link_to(t, "c", "a/../README.md");
+	link_to(t, "a", "deploy/x");
+	ACCEPTED("a symlink that sends earlier ones to allowed names", commit_of(t, 1, with_b));
+	t = project();
+	link_to(t, "b", "a/../workflows/ci.yml");
+	link_to(t, "c", "a/../README.md");
 	link_to(t, "z", "src");
 	ACCEPTED("a symlink that no other passes through, beside one that passes through an "
 		 "absent name",
 		 commit_of(t, 1, with_b));
 
-	/* The link 'a' the others pass through is already in the parent. */
+	/* The link the others pass through is already in the parent. */
 	t = project();
-	link_to(t, "a", "src");
+	link_to(t, "a", ".github");
 	git_commit *with_a = commit_of(t, 1, base_commit());
 	t = project();
-	link_to(t, "a", "src");
-	link_to(t, "b", "a/lib/util.js");
+	link_to(t, "a", ".github");
+	link_to(t, "b", "a/workflows/x.yml");
+	link_to(t, "c", "a/README.md");
 	REFUSED("a symlink through a symlink the parent already had", commit_of(t, 1, with_a),
-		{"b", SFS_GIT_ADD, SFS_CLASS_PROTECTED, BUILTIN, 0, ""});
+		{"b", SFS_GIT_ADD, SFS_CLASS_PROTECTED, BASE, l_workflows,
+		 "**/.github/workflows/"});
 
 	t = project();
 	char *longt = xcalloc(5000, 1);

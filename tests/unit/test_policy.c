@@ -25,6 +25,7 @@
 
 #include "config.h"
 #include "policy.h"
+#include "symchain.h"
 #include "rules.h"
 #include "tap.h"
 #include "common/strv.h"
@@ -1318,15 +1319,20 @@ static void test_generated(void)
 	sfs_policy_free(p);
 }
 
-/* A symlink probe that says "a" and "x/y" are symlinks, and logs what it
- * was asked. */
+/* A symlink probe over a table of links, which logs what it was asked. */
 struct probe_log {
 	char asked[8][64];
 	int n;
 	int fail_at; /* answer -EIO on this call (1-based), 0 never */
 };
 
-static int fake_probe(void *ctx, const char *prefix)
+static const char *const fake_links[][2] = {
+	{"a", "x/real"},    {"x/y", "../z"},	    {"p", ".envrc"},	{"q", ".vscode"},
+	{"o", "../.."},	    {"loop1", "loop2"},	    {"loop2", "loop1"}, {"abs", "/etc"},
+	{"d1", "deploy/x"}, {"chain1", "chain2/f"}, {"chain2", "c3"},	{"c3", "dir"},
+};
+
+static int fake_probe(void *ctx, const char *prefix, char *target, size_t cap)
 {
 	struct probe_log *l = ctx;
 
@@ -1335,24 +1341,41 @@ static int fake_probe(void *ctx, const char *prefix)
 	l->n++;
 	if (l->fail_at && l->n == l->fail_at)
 		return -EIO;
-	return !strcmp(prefix, "a") || !strcmp(prefix, "x/y");
+	for (size_t i = 0; i < sizeof(fake_links) / sizeof(fake_links[0]); i++)
+		if (!strcmp(prefix, fake_links[i][0])) {
+			snprintf(target, cap, "%s", fake_links[i][1]);
+			return 1;
+		}
+	return 0;
 }
 
 static void test_symlink_probe(void)
 {
-	const char *json[] = {"{\"write\": [\"**\"]}"};
+	const char *json[] = {
+		"{\"write\": [\"**\"], \"protect\": ["
+		"{\"path\": \"/deploy/prod\", \"why\": \"the test's protected name\"},"
+		"{\"path\": \".envrc\", \"why\": \"direnv\"},"
+		"{\"path\": \".vscode/\", \"why\": \"the editor\"}]}"};
 	struct sfs_policy *p = load_json(json, NULL, 1, SFS_TRUST_USER, NULL);
 	static const struct {
 		const char *link, *target;
 		bool allowed;
 		const char *what;
 	} c[] = {
-		{"l", "a/../b", false, "through a symlink taken back by '..'"},
-		{"d/l", "../a", false, "onto a symlink"},
-		{"l", "x/y/z", false, "through a deeper symlink"},
-		{"l", "x/y/../../b", false, "through a deeper symlink taken back"},
+		{"l", "a/../b", true, "through a symlink taken back by '..': x/b, allowed"},
+		{"d/l", "../a", true, "onto a symlink whose target is allowed"},
+		{"l", "x/y/w", true, "through a deeper symlink to an allowed place"},
+		{"l", "chain1", true, "a chain of three links, every hop allowed"},
 		{"l", "b/../c", true, "through a directory taken back"},
 		{"l", "x/z", true, "past a symlink's sibling"},
+		{"l", "p", false, "onto a symlink to .envrc"},
+		{"l", "q/tasks.json", false, "through a symlink to .vscode"},
+		{"l", "sub/../p", false, "through '..' onto a symlink to .envrc"},
+		{"l", "o/x", false, "through a symlink that leaves SOURCE"},
+		{"l", "loop1", false, "into a loop of symlinks"},
+		{"l", "abs/passwd", false, "through a symlink with an absolute target"},
+		{"l", "d1/../prod", false, "through '..' after a symlink: deploy/prod, protected"},
+		{"l", "prod", true, "the same name without the symlink: prod, allowed"},
 	};
 	struct probe_log log = {0};
 	struct sfs_decision d;
@@ -1368,15 +1391,53 @@ static void test_symlink_probe(void)
 			printf("#   got %s: %s\n", d.allowed ? "allowed" : "denied", d.why);
 	}
 	memset(&log, 0, sizeof(log));
+	sfs_policy_check_symlink(p, "l", "loop1", fake_probe, &log, &d);
+	ok(!d.allowed && d.rule && d.rule->index == SFS_RULE_SYMLINK_LOOP &&
+		   strstr(d.why, "loop") && log.n == SFS_SYMLINK_MAX_HOPS + 1,
+	   "a loop is refused after %d hops, and the reason says so", SFS_SYMLINK_MAX_HOPS);
+	memset(&log, 0, sizeof(log));
 	sfs_policy_check_symlink(p, "l", "b/c/../d", fake_probe, &log, &d);
 	ok(d.allowed && log.n == 3 && !strcmp(log.asked[0], "b") && !strcmp(log.asked[1], "b/c") &&
 		   !strcmp(log.asked[2], "b/d"),
 	   "every component is asked about as the target reaches it, in order");
 	memset(&log, 0, sizeof(log));
+	sfs_policy_check_symlink(p, "l", "a/w", fake_probe, &log, &d);
+	ok(d.allowed && log.n == 4 && !strcmp(log.asked[0], "a") && !strcmp(log.asked[1], "x") &&
+		   !strcmp(log.asked[2], "x/real") && !strcmp(log.asked[3], "x/real/w"),
+	   "a symlink on the way is followed from its own directory");
+	memset(&log, 0, sizeof(log));
 	log.fail_at = 2;
 	sfs_policy_check_symlink(p, "l", "b/c", fake_probe, &log, &d);
 	ok(!d.allowed && d.err == EROFS, "a probe that cannot tell denies");
 	sfs_policy_free(p);
+}
+
+/* Which links a change of one name redirects. */
+static void test_symlink_depends(void)
+{
+	static const struct {
+		const char *link, *target, *name;
+		bool depends;
+	} c[] = {
+		{"b", "a/../prod.sh", "a", true}, {"b", "x/y", "a", false},
+		{"d/b", "../a/x", "a", true},	  {"a/b", "c", "a", true},
+		{"b", "A/x", "a", true},	  {"b", "../../x", "a", false},
+		{"b", "ab/x", "a", false},	  {"b", "a/x/y", "a/x", true},
+		{"b", "a", "a/x", false},	  {"src/l", "../build/lib.so.1", "build", true},
+	};
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++)
+		ok(sfs_symlink_depends_on(c[i].link, c[i].target, c[i].name) == c[i].depends,
+		   "'%s' -> '%s' %s on '%s'", c[i].link, c[i].target,
+		   c[i].depends ? "depends" : "does not depend", c[i].name);
+
+	const struct sfs_link links[] = {
+		{"b", "a/../p"}, {"c", "b/x"}, {"d", "e"}, {"f", "c"}, {"g", "../out"},
+	};
+	const char *changed[] = {"a"};
+	bool hit[5];
+	size_t n = sfs_symlink_affected(links, 5, changed, 1, hit);
+	ok(n == 3 && hit[0] && hit[1] && !hit[2] && hit[3] && !hit[4],
+	   "a change of 'a' redirects b, c through b, f through c; not d or g");
 }
 
 static bool load_type_names(struct strv *names)
@@ -1428,6 +1489,7 @@ int main(void)
 	test_private();
 	test_generated();
 	test_symlink_probe();
+	test_symlink_depends();
 	test_misc();
 	strv_free(&names);
 	return tap_done();
