@@ -1,6 +1,8 @@
 /* guard.c - see guard.h. */
 #include "guard.h"
 #include "compat.h"
+#include "links.h"
+#include "symchain.h"
 #include "path.h"
 #include "common/err.h"
 #include "common/util.h"
@@ -39,8 +41,12 @@ struct sfs_guard {
 	struct sfs_audit *audit;
 	struct sfs_table *table;
 	pthread_rwlock_t mutation;
+	/* Held from a change's links check to its end (sfs_guard_links_done). */
+	pthread_mutex_t links_mu;
 	struct overlay *overlays;
 	size_t noverlays;
+	/* Every symlink of SOURCE, for the links a change redirects. */
+	struct sfs_links *links;
 };
 
 static int canon_name(const char *name, size_t len, char *out, size_t cap)
@@ -121,6 +127,12 @@ int sfs_guard_new(struct sfs_policy *policy, struct sfs_audit *audit, struct sfs
 	g->audit = audit;
 	g->table = table;
 	pthread_rwlock_init(&g->mutation, NULL);
+	pthread_mutex_init(&g->links_mu, NULL);
+	int lr = sfs_links_new(sfs_table_rootfd(table), &g->links);
+	if (lr < 0) {
+		sfs_guard_free(g);
+		return lr;
+	}
 	size_t n = sfs_policy_rule_count(policy);
 	g->overlays = calloc(n ? n : 1, sizeof(*g->overlays));
 	if (!g->overlays) {
@@ -160,7 +172,9 @@ void sfs_guard_free(struct sfs_guard *g)
 	for (size_t i = 0; i < g->nshadow; i++)
 		free(g->shadow[i]);
 	free(g->shadow);
+	sfs_links_free(g->links);
 	pthread_rwlock_destroy(&g->mutation);
+	pthread_mutex_destroy(&g->links_mu);
 	sfs_audit_close(g->audit);
 	sfs_policy_free(g->policy);
 	sfs_owner_free(g->owner);
@@ -338,10 +352,11 @@ static int stat_by_walk(int rootfd, const char *prefix, struct stat *st)
 	return r;
 }
 
-/* Whether PREFIX is a symlink in SOURCE now (sfs_symlink_probe). Each
- * prefix is asked before the ones below it, so a symlink is found at the
- * first component that is one, and none before it is followed. */
-static int probe_symlink(void *ctx, const char *prefix)
+/* Whether PREFIX is a symlink in SOURCE now, and its target
+ * (sfs_symlink_probe). Each prefix is asked before the ones below it, so a
+ * symlink is found at the first component that is one, and the resolution
+ * goes on from its target: none before it is followed. */
+static int probe_symlink(void *ctx, const char *prefix, char *target, size_t cap)
 {
 	struct sfs_guard *g = ctx;
 	int rootfd = sfs_table_rootfd(g->table);
@@ -353,7 +368,16 @@ static int probe_symlink(void *ctx, const char *prefix)
 	/* Absent, or a name no filesystem holds (longer than NAME_MAX). */
 	if (r == -ENOENT || r == -ENOTDIR || r == -ENAMETOOLONG)
 		return 0;
-	return r < 0 ? r : S_ISLNK(st.st_mode);
+	if (r < 0 || !S_ISLNK(st.st_mode))
+		return r;
+	/* Every directory on the way was just found to be none. */
+	ssize_t n = readlinkat(rootfd, prefix, target, cap);
+	if (n < 0)
+		return errno == ENOENT || errno == EINVAL ? 0 : -errno;
+	if ((size_t)n >= cap)
+		return -ENAMETOOLONG;
+	target[n] = '\0';
+	return 1;
 }
 
 int sfs_guard_symlink_target(struct sfs_guard *g, const struct sfs_caller *c, const char *linkpath,
@@ -578,7 +602,187 @@ void sfs_guard_lock(struct sfs_guard *g, bool exclusive)
 		pthread_rwlock_rdlock(&g->mutation);
 }
 
+int sfs_guard_start(struct sfs_guard *g)
+{
+	return sfs_links_start(g->links);
+}
+
 void sfs_guard_unlock(struct sfs_guard *g)
 {
 	pthread_rwlock_unlock(&g->mutation);
+}
+
+/* ---- the links a change redirects -------------------------------------- */
+
+static const struct sfs_rule rule_links_overflow = {
+	.cls = SFS_CLASS_PROTECTED,
+	.file = "(built-in)",
+	.key = "symlink",
+	.index = 5,
+	.pattern = "",
+	.why = "SOURCE holds more symlinks than sandyfs keeps track of, so the links this change "
+	       "would redirect cannot all be judged",
+};
+
+/* SOURCE as it will be once CH is made: what the probe of the links it
+ * redirects asks. */
+struct after_change {
+	struct sfs_guard *g;
+	const struct sfs_link_change *ch;
+};
+
+/* PATH's place before CH, when CH moves it: *OUT (in BUF) and 1; 0 when
+ * CH does not move it; -1 when CH removes it. */
+static int place_before(const struct sfs_link_change *ch, const char *path, char *buf, size_t cap,
+			const char **out)
+{
+	const char *rest;
+
+	switch (ch->kind) {
+	case SFS_LINK_SET:
+		return 0;
+	case SFS_LINK_REMOVE:
+		return sfs_path_below(path, ch->path) ? -1 : 0;
+	case SFS_LINK_MOVE:
+		if ((rest = sfs_path_below(path, ch->to))) {
+			if ((size_t)snprintf(buf, cap, "%s%s%s", ch->path, *rest ? "/" : "",
+					     rest) >= cap)
+				return -1;
+			*out = buf;
+			return 1;
+		}
+		return sfs_path_below(path, ch->path) ? -1 : 0;
+	case SFS_LINK_EXCHANGE:
+		for (int side = 0; side < 2; side++) {
+			const char *from = side ? ch->to : ch->path, *to = side ? ch->path : ch->to;
+			if ((rest = sfs_path_below(path, to))) {
+				if ((size_t)snprintf(buf, cap, "%s%s%s", from, *rest ? "/" : "",
+						     rest) >= cap)
+					return -1;
+				*out = buf;
+				return 1;
+			}
+		}
+		return 0;
+	}
+	return 0;
+}
+
+static int probe_after(void *ctx, const char *prefix, char *target, size_t cap)
+{
+	const struct after_change *a = ctx;
+	char buf[SFS_PATH_MAX];
+	const char *real = prefix;
+
+	if (a->ch->kind == SFS_LINK_SET && !strcmp(prefix, a->ch->path)) {
+		if (strlen(a->ch->target) >= cap)
+			return -ENAMETOOLONG;
+		strcpy(target, a->ch->target);
+		return 1;
+	}
+	int r = place_before(a->ch, prefix, buf, sizeof(buf), &real);
+	if (r < 0)
+		return 0; /* gone once the change is made */
+	return probe_symlink(a->g, real, target, cap);
+}
+
+/* Where the link at PATH will be once CH is made (in BUF), or NULL. */
+static const char *place_after(const struct sfs_link_change *ch, const char *path, char *buf,
+			       size_t cap)
+{
+	const char *rest;
+
+	switch (ch->kind) {
+	case SFS_LINK_SET:
+		return path;
+	case SFS_LINK_REMOVE:
+		return sfs_path_below(path, ch->path) ? NULL : path;
+	case SFS_LINK_MOVE:
+	case SFS_LINK_EXCHANGE:
+		for (int side = 0; side < (ch->kind == SFS_LINK_EXCHANGE ? 2 : 1); side++) {
+			const char *from = side ? ch->to : ch->path, *to = side ? ch->path : ch->to;
+			if ((rest = sfs_path_below(path, from))) {
+				if ((size_t)snprintf(buf, cap, "%s%s%s", to, *rest ? "/" : "",
+						     rest) >= cap)
+					return NULL;
+				return buf;
+			}
+		}
+		/* Replaced by what moves there. */
+		if (ch->kind == SFS_LINK_MOVE && sfs_path_below(path, ch->to))
+			return NULL;
+		return path;
+	}
+	return path;
+}
+
+int sfs_guard_links_check(struct sfs_guard *g, const struct sfs_caller *c,
+			  const struct sfs_link_change *ch, const char *opname)
+{
+	const char *changed[2] = {ch->path, ch->to};
+	size_t m = ch->to ? 2 : 1, n = 0;
+	struct sfs_link *v = NULL;
+	struct after_change a = {g, ch};
+	char buf[SFS_PATH_MAX];
+
+	pthread_mutex_lock(&g->links_mu);
+	int r = sfs_links_affected(g->links, changed, m, &v, &n);
+
+	if (r == -EOVERFLOW) {
+		struct sfs_decision d = {0};
+		d.cls = rule_links_overflow.cls;
+		d.rule = &rule_links_overflow;
+		d.rule_file = rule_links_overflow.file;
+		d.rule_text = rule_links_overflow.pattern;
+		d.why = rule_links_overflow.why;
+		pthread_mutex_unlock(&g->links_mu);
+		return deny(g, c, ch->path, opname, ch->to, &d, EROFS);
+	}
+	if (r < 0) {
+		pthread_mutex_unlock(&g->links_mu);
+		return r;
+	}
+	for (size_t i = 0; r == 0 && i < n; i++) {
+		const char *at = place_after(ch, v[i].path, buf, sizeof(buf));
+		if (!at)
+			continue;
+		struct sfs_decision d = {.allowed = true};
+		sfs_policy_check_symlink_target(g->policy, at, v[i].target, probe_after, &a, &d);
+		/* The change is refused, named with the link it would
+		 * redirect to where the policy says no. */
+		if (!d.allowed)
+			r = deny(g, c, ch->path, opname, v[i].path, &d, EROFS);
+	}
+	sfs_links_release(v, n);
+	if (r < 0)
+		pthread_mutex_unlock(&g->links_mu);
+	return r;
+}
+
+void sfs_guard_links_done(struct sfs_guard *g, const struct sfs_link_change *ch, bool made)
+{
+	if (!made) {
+		pthread_mutex_unlock(&g->links_mu);
+		return;
+	}
+	switch (ch->kind) {
+	case SFS_LINK_SET:
+		sfs_links_set(g->links, ch->path, ch->target);
+		break;
+	case SFS_LINK_REMOVE:
+		sfs_links_remove(g->links, ch->path);
+		break;
+	case SFS_LINK_MOVE:
+		sfs_links_move(g->links, ch->path, ch->to);
+		break;
+	case SFS_LINK_EXCHANGE:
+		sfs_links_exchange(g->links, ch->path, ch->to);
+		break;
+	}
+	pthread_mutex_unlock(&g->links_mu);
+}
+
+void sfs_guard_links_host_changed(struct sfs_guard *g, const char *relpath, int parentfd)
+{
+	sfs_links_host_changed(g->links, relpath, parentfd);
 }

@@ -52,6 +52,9 @@ struct sfs_subject {
 int sfs_guard_new(struct sfs_policy *policy, struct sfs_audit *audit, struct sfs_owner *owner,
 		  struct sfs_table *table, struct sfs_guard **out, char **err);
 void sfs_guard_free(struct sfs_guard *g);
+/* Starts the guard's threads (the walk of SOURCE's symlinks) once the
+ * daemon has detached. Negative errno. */
+int sfs_guard_start(struct sfs_guard *g);
 
 /* What a lookup or a directory listing shows at RELPATH: -ENOENT for a
  * hidden path; for an overlay, the fd of the host file to serve in
@@ -93,8 +96,8 @@ int sfs_guard_deny_builtin(struct sfs_guard *g, const struct sfs_caller *c, cons
 			   const char *opname, const char *why);
 
 /* A symlink to TARGET at LINKPATH, made there or arriving there (OPNAME:
- * "symlink", "rename", "link"): the lexical target, and no existing symlink on the way to it in
- * SOURCE (sfs_policy_check_symlink). A relative target means something
+ * "symlink", "rename", "link"): the target followed as the host would, through the symlinks
+ * of SOURCE on the way (sfs_policy_check_symlink). A relative target means something
  * else at every place, so a symlink that moves or gets a second name is
  * judged again where it arrives. */
 int sfs_guard_symlink_target(struct sfs_guard *g, const struct sfs_caller *c, const char *linkpath,
@@ -136,6 +139,38 @@ int sfs_guard_rename(struct sfs_guard *g, const struct sfs_caller *c, const char
  * protected path a second name, inside a writable directory. */
 int sfs_guard_symlink_name(struct sfs_guard *g, const struct sfs_caller *c, const char *linkpath,
 			   const char *opname);
+
+/*
+ * A change that can redirect the symlinks of SOURCE: a symlink made at
+ * PATH (pointing at TARGET), a symlink removed from PATH, what is at PATH
+ * moved to TO (with what is below it), PATH and TO exchanged.
+ */
+struct sfs_link_change {
+	enum { SFS_LINK_SET, SFS_LINK_REMOVE, SFS_LINK_MOVE, SFS_LINK_EXCHANGE } kind;
+	const char *path;
+	const char *to;	    /* MOVE, EXCHANGE; else NULL */
+	const char *target; /* SET */
+};
+
+/*
+ * Before CH is made: every symlink of SOURCE whose resolution it can
+ * change (one passing through PATH or TO, one below them, one through such
+ * a link) is judged again as the host would resolve it once CH is made
+ * (sfs_policy_check_symlink_target); when one would then reach a refused
+ * name, CH is refused and audited with that link named. Also refused when
+ * SOURCE holds more links than are kept track of.
+ */
+int sfs_guard_links_check(struct sfs_guard *g, const struct sfs_caller *c,
+			  const struct sfs_link_change *ch, const char *opname);
+
+/* Ends a change whose links check passed (which holds the links lock until
+ * then, so that changes of links, even under the shared mutation lock, are
+ * judged and recorded one at a time): MADE, the index follows it. */
+void sfs_guard_links_done(struct sfs_guard *g, const struct sfs_link_change *ch, bool made);
+
+/* The host may have changed RELPATH (in directory PARENTFD, or -1): the
+ * index reads it again. */
+void sfs_guard_links_host_changed(struct sfs_guard *g, const char *relpath, int parentfd);
 
 /* The mutation lock: shared around every change that makes or removes a
  * name, exclusive around renames and symlinks. */

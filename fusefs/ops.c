@@ -39,6 +39,11 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+static void host_name_changed(void *ctx, const char *relpath, int parentfd)
+{
+	sfs_guard_links_host_changed(ctx, relpath, parentfd);
+}
+
 int sfs_fs_new(int rootfd, const struct sfs_fs_config *cfg, struct sfs_policy *policy,
 	       struct sfs_audit *audit, struct sfs_store *store, struct sfs_fs **out, char **err)
 {
@@ -81,8 +86,11 @@ int sfs_fs_new(int rootfd, const struct sfs_fs_config *cfg, struct sfs_policy *p
 	pthread_mutex_init(&fs->created_lock, NULL);
 	for (size_t i = 0; i < ARRAY_SIZE(fs->created); i++)
 		fs->created[i].fd = -1;
-	if (cfg->watch_host && sfs_watch_new(fs->table, rootfd, &fs->stats, &fs->watch) == 0)
+	if (cfg->watch_host && sfs_watch_new(fs->table, rootfd, &fs->stats, &fs->watch) == 0) {
 		sfs_watch_dir(fs->watch, sfs_table_root(fs->table), rootfd, NULL);
+		/* The index of SOURCE's symlinks hears of the host's changes. */
+		sfs_watch_on_name(fs->watch, host_name_changed, fs->guard);
+	}
 	sfs_creds_init();
 	*out = fs;
 	return 0;
@@ -90,7 +98,10 @@ int sfs_fs_new(int rootfd, const struct sfs_fs_config *cfg, struct sfs_policy *p
 
 int sfs_fs_start(struct sfs_fs *fs, struct fuse_session *se)
 {
-	int r = sfs_deferred_start(se, &fs->deferred);
+	int r = sfs_guard_start(fs->guard);
+
+	if (r == 0)
+		r = sfs_deferred_start(se, &fs->deferred);
 
 	if (r < 0)
 		return r;
@@ -726,10 +737,17 @@ static void sfs_symlink(fuse_req_t req, const char *target, fuse_ino_t parent, c
 		r = fs_refuse_private_root(req, &ch, "symlink");
 	if (r == 0)
 		r = sfs_guard_symlink(fs_of(req)->guard, &c, ch.path, target);
+	/* And the links that would resolve through it once it is there. */
+	struct sfs_link_change lc = {SFS_LINK_SET, ch.path, NULL, target};
+	bool checked = false;
+	if (r == 0 && !ch.in_store)
+		checked = (r = sfs_guard_links_check(fs_of(req)->guard, &c, &lc, "symlink")) == 0;
 	if (r == 0)
 		r = sfs_creds_enter(req, &ch.creds);
 	if (r == 0 && symlinkat(target, ch.dir.fd, name) < 0)
 		r = -errno;
+	if (checked)
+		sfs_guard_links_done(fs_of(req)->guard, &lc, r == 0);
 	reply_new_entry(req, parent, &ch, name, r, true);
 }
 
@@ -765,10 +783,23 @@ static void sfs_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const
 	/* A second name for a symlink is a symlink made there. */
 	if (r == 0 && S_ISLNK(st.st.st_mode))
 		r = sfs_guard_symlink_arrives(fs->guard, &c, src.dir.fd, src.name, ch.path, "link");
+	char target[PATH_MAX];
+	struct sfs_link_change lc = {SFS_LINK_SET, ch.path, NULL, target};
+	bool relink = r == 0 && S_ISLNK(st.st.st_mode) && !ch.in_store;
+	if (relink) {
+		ssize_t tl = readlinkat(src.dir.fd, src.name, target, sizeof(target) - 1);
+		r = tl < 0 ? -errno : 0;
+		target[tl < 0 ? 0 : tl] = '\0';
+	}
+	bool checked = false;
+	if (r == 0 && relink)
+		checked = (r = sfs_guard_links_check(fs->guard, &c, &lc, "link")) == 0;
 	if (r == 0)
 		r = sfs_creds_enter(req, &ch.creds);
 	if (r == 0 && linkat(src.dir.fd, src.name, ch.dir.fd, newname, 0) < 0)
 		r = -errno;
+	if (checked)
+		sfs_guard_links_done(fs->guard, &lc, r == 0);
 	reply_new_entry(req, newparent, &ch, newname, r, false);
 }
 
@@ -791,10 +822,26 @@ static void remove_name(fuse_req_t req, fuse_ino_t parent, const char *name, boo
 	if (r == 0) {
 		struct sfs_node *gone = NULL;
 		bool known = sfs_stat_at(ch.dir.fd, name, &st) == 0;
+		/* The links that resolve through a symlink removed fall back
+		 * to what is under its name. */
+		struct sfs_link_change lc = {SFS_LINK_REMOVE, ch.path, NULL, NULL};
+		bool unlink_link = known && S_ISLNK(st.st.st_mode) && !ch.in_store;
+		if (unlink_link) {
+			struct sfs_caller c = fs_caller_of(req);
+			r = sfs_guard_links_check(fs->guard, &c, &lc, "unlink");
+			if (r < 0) {
+				fuse_reply_err(req, -r);
+				return;
+			}
+		}
 		int kept = known ? fs_keep_before_removal(fs, ch.dir.fd, name, &st, &gone) : -1;
 		if (unlinkat(ch.dir.fd, name, is_dir ? AT_REMOVEDIR : 0) < 0) {
 			r = -errno;
+			if (unlink_link)
+				sfs_guard_links_done(fs->guard, &lc, false);
 		} else {
+			if (unlink_link)
+				sfs_guard_links_done(fs->guard, &lc, true);
 			sfs_table_note_unlink(fs->table, fs_node_of(req, parent), name,
 					      known ? &st : NULL);
 			if (known)
@@ -828,6 +875,29 @@ static void mark_moved(struct sfs_fs *fs, int dirfd, const char *name, const str
 	}
 }
 
+/* Whether a rename can redirect SOURCE's symlinks, and how (*LC): a
+ * symlink or a directory moves, or a symlink is replaced or exchanged. */
+static bool rename_redirects(const struct change *from, const struct change *to,
+			     const struct sfs_stat *old, const struct sfs_stat *new, bool exchange,
+			     unsigned after, struct sfs_link_change *lc)
+{
+	bool old_counts = old && (S_ISLNK(old->st.st_mode) || S_ISDIR(old->st.st_mode));
+	bool new_counts = new && (S_ISLNK(new->st.st_mode) || S_ISDIR(new->st.st_mode));
+
+	if (from->in_store || (!old_counts && !new_counts))
+		return false;
+	if (after & SFS_INTO_STORE) {
+		/* It leaves SOURCE: removed, as the host sees it. */
+		*lc = (struct sfs_link_change){SFS_LINK_REMOVE, from->path, NULL, NULL};
+		return old_counts;
+	}
+	if (to->in_store)
+		return false;
+	*lc = (struct sfs_link_change){exchange ? SFS_LINK_EXCHANGE : SFS_LINK_MOVE, from->path,
+				       to->path, NULL};
+	return true;
+}
+
 static void sfs_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent,
 		       const char *newname, unsigned int flags)
 {
@@ -838,7 +908,8 @@ static void sfs_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse
 	cleanup_change struct change to = {0};
 	struct sfs_stat old_st, new_st;
 	bool exchange = flags & RENAME_EXCHANGE;
-	bool old_known = false, new_known = false;
+	bool old_known = false, new_known = false, lc_needed = false, lc_checked = false;
+	struct sfs_link_change lc = {0};
 	int r = 0;
 
 	/* RENAME_WHITEOUT would make a device node. */
@@ -861,6 +932,10 @@ static void sfs_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse
 		struct sfs_subject new =
 			SFS_SUBJECT_AT(to.dir.fd, newname, new_known ? &new_st : NULL);
 		r = sfs_guard_rename(fs->guard, &c, from.path, &old, to.path, &new, flags, &after);
+		lc_needed = rename_redirects(&from, &to, old_known ? &old_st : NULL,
+					     new_known ? &new_st : NULL, exchange, after, &lc);
+		if (r == 0 && lc_needed)
+			lc_checked = (r = sfs_guard_links_check(fs->guard, &c, &lc, "rename")) == 0;
 		/* Only a directory may land at a private directory's name. */
 		if (r == 0 && old_known && !S_ISDIR(old_st.st.st_mode))
 			r = fs_refuse_private_root(req, &to, "rename");
@@ -875,6 +950,8 @@ static void sfs_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse
 			   : -1;
 	if (r == 0)
 		r = sfs_rename_at(from.dir.fd, name, to.dir.fd, newname, flags);
+	if (lc_checked)
+		sfs_guard_links_done(fs->guard, &lc, r == 0);
 	if (r == 0 && (after & SFS_INTO_STORE)) {
 		/* What the kernel knows of it was in SOURCE: it looks again
 		 * (ESTALE) and finds it in the store. */

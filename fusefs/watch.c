@@ -4,6 +4,7 @@
  * directory lock that a request in flight holds, and that request may need
  * the table. */
 #include "watch.h"
+#include "path.h"
 #include "common/util.h"
 
 #include <errno.h>
@@ -34,6 +35,8 @@ struct sfs_watch {
 	bool started;
 	struct sfs_stats *stats;
 	atomic_bool expire_only;
+	void (*on_name)(void *ctx, const char *relpath, int parentfd);
+	void *on_name_ctx;
 };
 
 #ifdef HAVE_INOTIFY
@@ -184,6 +187,24 @@ static void invalidate_child_attrs(struct sfs_watch *w, struct sfs_node *dir, co
 	}
 }
 
+/* Tells the listener of a name changed in DIR, when DIR is in SOURCE. */
+static void tell_name(struct sfs_watch *w, struct sfs_node *dir, const char *name)
+{
+	struct sfs_node_info info;
+	char path[SFS_PATH_MAX];
+
+	if (!w->on_name)
+		return;
+	sfs_node_info(w->table, dir, &info);
+	if (info.in_store || sfs_node_relpath(w->table, dir, name, path, sizeof(path)) < 0)
+		return;
+	struct sfs_anchor a;
+	bool pinned = sfs_anchor_get(w->table, dir, &a) == 0;
+	w->on_name(w->on_name_ctx, path, pinned ? a.fd : -1);
+	if (pinned)
+		sfs_anchor_put(&a);
+}
+
 static void handle_event(struct sfs_watch *w, const struct inotify_event *ev,
 			 uint64_t *last_dir_inval)
 {
@@ -205,6 +226,7 @@ static void handle_event(struct sfs_watch *w, const struct inotify_event *ev,
 		fuse_lowlevel_notify_inval_inode(w->se, dir_id, -1, 0);
 	} else if (ev->mask & (IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO)) {
 		name_changed(w, dir_id, ev->name);
+		tell_name(w, dir, ev->name);
 		/* The listing cached in the directory's pages is stale too;
 		 * once per directory per batch is enough. */
 		if (*last_dir_inval != dir_id) {
@@ -337,6 +359,15 @@ bool sfs_watch_dir(struct sfs_watch *w, struct sfs_node *n, int dirfd, const cha
 }
 
 #endif
+
+void sfs_watch_on_name(struct sfs_watch *w,
+		       void (*fn)(void *ctx, const char *relpath, int parentfd), void *ctx)
+{
+	if (!w)
+		return;
+	w->on_name = fn;
+	w->on_name_ctx = ctx;
+}
 
 void sfs_watch_set_expire_only(struct sfs_watch *w, bool expire_only)
 {

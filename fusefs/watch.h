@@ -29,6 +29,12 @@ void sfs_watch_free(struct sfs_watch *w);
  * every host change from then on. */
 void sfs_watch_set_expire_only(struct sfs_watch *w, bool expire_only);
 
+/* FN(CTX, RELPATH, PARENTFD) is told of every name heard created, removed
+ * or moved in SOURCE (outside the store), from the watcher's thread, with
+ * an fd of its directory valid for the call (or -1). Set before starting. */
+void sfs_watch_on_name(struct sfs_watch *w,
+		       void (*fn)(void *ctx, const char *relpath, int parentfd), void *ctx);
+
 /* Watches directory NAME in DIRFD (NULL name: DIRFD itself), known as N.
  * Returns whether N is now watched. */
 bool sfs_watch_dir(struct sfs_watch *w, struct sfs_node *n, int dirfd, const char *name);

@@ -500,10 +500,18 @@ static void test_symlink(void)
 	       "src/l2", "../.git/config", "symlink: a target into .git: EROFS");
 	denied(sfs_guard_symlink(g, &caller, "src/l3", "../.envrc"), -EROFS, "symlink", "src/l3",
 	       "../.envrc", "symlink: a target at a protected name: EROFS");
-	denied(sfs_guard_symlink(g, &caller, "src/l4", "hostlink/x"), -EROFS, "symlink", "src/l4",
-	       "hostlink/x", "symlink: a target through a symlink in SOURCE: EROFS");
-	denied(sfs_guard_symlink(g, &caller, "src/l5", "hostlink/../x"), -EROFS, "symlink",
-	       "src/l5", "hostlink/../x", "symlink: ... also when a '..' takes it back");
+	if (symlinkat("../.cargo", src, "src/vslink") < 0)
+		perror("src/vslink");
+	if (symlinkat("../.cargo/z", src, "src/ghlink") < 0)
+		perror("src/ghlink");
+	quiet(sfs_guard_symlink(g, &caller, "src/l4", "hostlink/x"), 0,
+	      "symlink: a target through a symlink in SOURCE to an allowed place is allowed");
+	denied(sfs_guard_symlink(g, &caller, "src/l4b", "vslink/config.toml"), -EROFS, "symlink",
+	       "src/l4b", "vslink/config.toml",
+	       "symlink: a target through a symlink in SOURCE to .cargo/config.toml: EROFS");
+	denied(sfs_guard_symlink(g, &caller, "src/l5", "ghlink/../config.toml"), -EROFS, "symlink",
+	       "src/l5", "ghlink/../config.toml",
+	       "symlink: ... also when a '..' after the symlink reaches it");
 	denied(sfs_guard_symlink(g, &caller, "src/l6", "/etc/passwd"), -EROFS, "symlink", "src/l6",
 	       "/etc/passwd", "symlink: an absolute target: EROFS");
 	denied(sfs_guard_symlink(g, &caller, ".envrc", "src/main.c"), -EROFS, "symlink", ".envrc",
@@ -536,6 +544,62 @@ static void test_symlink(void)
 /* A symlink's target is judged where the link is made; a rename can take
  * the link, or the directory it is in, to a place from which the same
  * target leads elsewhere, so it is judged again where it arrives. */
+/* The links a change redirects (the index of SOURCE's symlinks). */
+static void test_links(void)
+{
+	/* b -> a/../config.toml while a is absent: src/config.toml. */
+	if (symlinkat("a/../config.toml", src, "src/b") < 0)
+		perror("src/b");
+	sfs_guard_links_host_changed(g, "src/b", -1);
+	struct sfs_link_change set = {SFS_LINK_SET, "src/a", NULL, "../.cargo/x"};
+	denied(sfs_guard_links_check(g, &caller, &set, "symlink"), -EROFS, "symlink", "src/a",
+	       "src/b",
+	       "links: a symlink that sends an earlier one to .cargo/config.toml: EROFS, "
+	       "the earlier one named");
+	set.target = "sub";
+	quiet(sfs_guard_links_check(g, &caller, &set, "symlink"), 0,
+	      "links: the same name pointing somewhere harmless is allowed");
+	sfs_guard_links_done(g, &set, false);
+	/* A symlink renamed to the name: the same. */
+	if (symlinkat("../.cargo/x", src, "src/ghx") < 0)
+		perror("src/ghx");
+	sfs_guard_links_host_changed(g, "src/ghx", -1);
+	struct sfs_link_change move = {SFS_LINK_MOVE, "src/ghx", "src/a", NULL};
+	denied(sfs_guard_links_check(g, &caller, &move, "rename"), -EROFS, "rename", "src/ghx",
+	       "src/b", "links: a symlink renamed to the name: EROFS");
+	/* A directory moved so that a link inside it lands elsewhere. */
+	/* l -> ../masked.env: src/masked.env there, the overlay at the root
+	 * once its directory moves up. */
+	if (mkdirat(src, "src/pkgm", 0755) < 0 || symlinkat("../masked.env", src, "src/pkgm/l") < 0)
+		perror("src/pkgm/l");
+	sfs_guard_links_host_changed(g, "src/pkgm", -1);
+	struct sfs_link_change up = {SFS_LINK_MOVE, "src/pkgm", "pkgm2", NULL};
+	denied(sfs_guard_links_check(g, &caller, &up, "rename"), -EROFS, "rename", "src/pkgm",
+	       "src/pkgm/l",
+	       "links: a directory moved up, so that its link reaches the overlay: EROFS");
+	struct sfs_link_change deeper = {SFS_LINK_MOVE, "src/pkgm", "src/x/pkgm", NULL};
+	quiet(sfs_guard_links_check(g, &caller, &deeper, "rename"), 0,
+	      "links: moved deeper, its link stays an ordinary name: allowed");
+	sfs_guard_links_done(g, &deeper, false);
+	/* The index follows what was made. */
+	struct sfs_link_change made = {SFS_LINK_SET, "src/c2", NULL, "b"};
+	quiet(sfs_guard_links_check(g, &caller, &made, "symlink"), 0, "links: c2 -> b is allowed");
+	sfs_guard_links_done(g, &made, true);
+	struct sfs_link_change via = {SFS_LINK_SET, "src/a", NULL, "../.cargo/x"};
+	denied(sfs_guard_links_check(g, &caller, &via, "symlink"), -EROFS, "symlink", "src/a",
+	       "src/b", "links: after the index learnt of c2 -> b, the change is still refused");
+	unlinkat(src, "src/b", 0);
+	sfs_guard_links_host_changed(g, "src/b", -1);
+	quiet(sfs_guard_links_check(g, &caller, &via, "symlink"), 0,
+	      "links: b removed on the host (and heard of): nothing is redirected any more");
+	sfs_guard_links_done(g, &via, false);
+	unlinkat(src, "src/ghx", 0);
+	unlinkat(src, "src/pkgm/l", 0);
+	unlinkat(src, "src/pkgm", AT_REMOVEDIR);
+	sfs_guard_links_host_changed(g, "src/ghx", -1);
+	sfs_guard_links_host_changed(g, "src/pkgm", -1);
+}
+
 static void test_symlink_moved(void)
 {
 	unsigned after;
@@ -705,6 +769,7 @@ int main(void)
 	test_rename();
 	test_rename_store();
 	test_symlink();
+	test_links();
 	test_symlink_moved();
 	test_builtin();
 	test_lock();
