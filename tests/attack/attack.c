@@ -2100,11 +2100,15 @@ static void prep_through(struct kase *k)
 		die("cannot symlink on the host: %s", strerror(errno));
 }
 
+/* The chain s -> l/NAME -> the name is judged where it ends. */
 static int op_symlink_through(struct kase *k)
 {
 	const char *target = F("l/%s", k->name);
-	return STEP(k, F("ln -s %s (l: a symlink)", target), E(symlink(target, M(W(k, "s")))),
-		    EROFS);
+	int e = STEP(k, F("ln -s %s (l: a symlink)", target), E(symlink(target, M(W(k, "s")))),
+		     deny(k));
+	if (!e)
+		effect(k, S_ISLNK(host_mode(W(k, "s"))), "the symlink");
+	return e;
 }
 
 static int op_symlink_at(struct kase *k)

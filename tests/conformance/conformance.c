@@ -24,8 +24,9 @@
  *
  * The policy: the mount runs under an allow-all rule file, but some rules
  * hold under every policy: set-uid/set-gid bits are never set, device
- * nodes never created, and symlinks whose target is absolute, leaves SOURCE
- * or passes through another symlink are never created through the mount.
+ * nodes never created, and symlinks whose target is absolute or leads out
+ * of SOURCE (directly or through other symlinks) are never created through
+ * the mount.
  * Setting those up is the policy tests' business; where a case here needs
  * such an object it makes it on the host side (through `host`, in both
  * runs, with host_chmod() waiting until the mount shows the change) and
