@@ -7,7 +7,7 @@ pkgs=(build-essential meson ninja-build pkg-config clang
 	git attr acl util-linux procps psmisc bindfs ripgrep
 	docker.io busybox-static bubblewrap openssh-client mmdebstrap podman catatonit
 	iproute2 curl jq dnsmasq-base nftables
-	cmake clang-format vim perl python3-venv python3-pytest
+	cmake autoconf automake libtool clang-format vim perl python3-venv python3-pytest
 	groff-base mandoc zsh
 	nodejs cargo rustfmt golang-go
 	php-cli composer elixir erlang-base erlang-dev erlang-eunit rebar3 ghc cabal-install
