@@ -131,7 +131,7 @@ static int write_refs(int gitfd, struct sfs_refs *want, const struct stat *owner
 	r = sfs_git_write_at(gitfd, "packed-refs", packed.s, packed.len, owner);
 	if (r < 0)
 		return r;
-	cleanup_fd int refs = sfs_git_open_dir(gitfd, "refs", true);
+	cleanup_fd int refs = sfs_git_make_dir(gitfd, "refs", true, owner);
 	if (refs < 0)
 		return refs;
 	remove_loose(refs, 0);
@@ -328,7 +328,7 @@ static int copy_host_file(int gitfd, const char *host_gitdir, const char *name, 
 	if (!slash)
 		return sfs_git_write_at(gitfd, name, text, len, owner);
 	cleanup_free char *dir = strndup(name, (size_t)(slash - name));
-	cleanup_fd int sub = dir ? sfs_git_open_dir(gitfd, dir, true) : -ENOMEM;
+	cleanup_fd int sub = dir ? sfs_git_make_dir(gitfd, dir, true, owner) : -ENOMEM;
 	return sub < 0 ? sub : sfs_git_write_at(sub, slash + 1, text, len, owner);
 }
 
@@ -339,7 +339,7 @@ static int write_exclude(int gitfd, const char *common, bool top, const struct s
 	cleanup_fd int dfd = open(common, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	cleanup_free char *text = NULL;
 	cleanup_buf struct sfs_buf b = {0};
-	cleanup_fd int info = sfs_git_open_dir(gitfd, "info", true);
+	cleanup_fd int info = sfs_git_make_dir(gitfd, "info", true, owner);
 
 	if (info < 0)
 		return info;
@@ -439,18 +439,14 @@ static int mirror_repo(struct mirror *m, git_repository *repo, const char *rel, 
 		    (int)sizeof(path))
 		return err_set(m->err, ENAMETOOLONG, "git directory '%s' too long", rel);
 	bool fresh = fstatat(m->treefd, path, &st, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT;
-	cleanup_fd int gitfd = sfs_git_open_dir(m->treefd, path, true);
+	cleanup_fd int gitfd = sfs_git_make_dir(m->treefd, path, true, &m->owner);
 	if (gitfd < 0)
 		return err_set(m->err, -gitfd, "cannot open the private repository's '%s': %s",
 			       path, gitfd == -ENOTDIR ? "not a directory" : strerror(-gitfd));
-	if (geteuid() == 0 && fchown(gitfd, m->owner.st_uid, m->owner.st_gid) < 0) {
-		/* Left to the daemon's uid: the agent's git then cannot
-		 * write, which it says. */
-	}
 	static const char *const dirs[] = {"objects/info", "objects/pack", "refs/heads",
 					   "refs/tags", "info"};
 	for (size_t i = 0; i < ARRAY_SIZE(dirs); i++) {
-		int fd = sfs_git_open_dir(gitfd, dirs[i], true);
+		int fd = sfs_git_make_dir(gitfd, dirs[i], true, &m->owner);
 		if (fd < 0)
 			return err_set(m->err, -fd, "cannot make '%s/%s' in the store: %s", path,
 				       dirs[i], strerror(-fd));
@@ -480,7 +476,8 @@ static int mirror_repo(struct mirror *m, git_repository *repo, const char *rel, 
 				 *rel ? "/" : "", rel);
 		r = n < 0 || (size_t)n >= sizeof(alternates) ? -ENAMETOOLONG : 0;
 	}
-	cleanup_fd int info = r == 0 ? sfs_git_open_dir(gitfd, "objects/info", true) : -1;
+	cleanup_fd int info =
+		r == 0 ? sfs_git_make_dir(gitfd, "objects/info", true, &m->owner) : -1;
 	if (r == 0)
 		r = info < 0 ? info
 			     : sfs_git_write_at(info, "alternates", alternates, strlen(alternates),

@@ -37,6 +37,11 @@ const char *sfs_git_message(void)
  * time, never through a symlink. */
 int sfs_git_open_dir(int dirfd, const char *rel, bool create)
 {
+	return sfs_git_make_dir(dirfd, rel, create, NULL);
+}
+
+int sfs_git_make_dir(int dirfd, const char *rel, bool create, const struct stat *owner)
+{
 	cleanup_free char *copy = strdup(rel);
 	int cur = fcntl(dirfd, F_DUPFD_CLOEXEC, 3);
 
@@ -58,6 +63,13 @@ int sfs_git_open_dir(int dirfd, const char *rel, bool create)
 		close(cur);
 		if (next < 0)
 			return e == ELOOP ? -ENOTDIR : -e;
+		/* Every directory on the way, made now or by an earlier
+		 * sandyfs, is the owner's, so that the agent's git (as that
+		 * user) can add objects and refs below it. */
+		if (owner && geteuid() == 0 && fchown(next, owner->st_uid, owner->st_gid) < 0) {
+			close_keep_errno(next);
+			return -errno;
+		}
 		cur = next;
 	}
 	return cur;
@@ -152,7 +164,7 @@ int sfs_git_write_path(int dirfd, const char *rel, const char *data, const struc
 	cleanup_free char *dir = strndup(rel, (size_t)(slash - rel));
 	if (!dir)
 		return -ENOMEM;
-	cleanup_fd int fd = sfs_git_open_dir(dirfd, dir, true);
+	cleanup_fd int fd = sfs_git_make_dir(dirfd, dir, true, owner);
 	if (fd < 0)
 		return fd;
 	return sfs_git_write_at(fd, slash + 1, data, strlen(data), owner);

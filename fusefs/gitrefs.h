@@ -35,6 +35,9 @@ static inline void cleanup_repop(git_repository **r)
  * time, never through a symlink: an fd, or -ENOTDIR when something else
  * is in the way. */
 int sfs_git_open_dir(int dirfd, const char *rel, bool create);
+/* The same, and when run as root with an OWNER, every directory on the way
+ * (made now or found) given OWNER's uid and gid. */
+int sfs_git_make_dir(int dirfd, const char *rel, bool create, const struct stat *owner);
 /* A listing of directory FD, on an fd of its own (FD stays the
  * caller's); NULL with errno. */
 DIR *sfs_git_opendir(int fd);

@@ -116,9 +116,19 @@ clean_leftovers "$proj"
 out=$(cd "$proj" && SUDO_UID=$tuid SUDO_GID=$tgid SUDO_USER=$TEST_USER SANDY_DATA_DIR=$base/sudo-data \
 	"$SANDY" -q --runtime=none --rules "$rules" -- sh -c '
 	echo "uid=$(id -u) gid=$(id -g)"
-	echo mine >notes.txt && echo "notes.txt written"' </dev/null 2>&1)
+	echo mine >notes.txt && echo "notes.txt written"
+	git add notes.txt && git -c user.name=agent -c user.email=agent@example.invalid \
+		commit -qm "agent: notes" && echo committed' </dev/null 2>&1)
 check_eq "sudo: the command runs as the invoking user" "uid=$tuid gid=$tgid" \
 	"$(grep '^uid=' <<<"$out")"
+check "sudo: the agent commits into its own repository" grep -qx committed <<<"$out" ||
+	diag "$out"
+# Its repository in the store: every directory and file the user's, so
+# that git, as the user, can add objects and refs.
+store_git=$(find "$SANDY_CACHE_DIR/projects" -maxdepth 3 -path '*/sudo-*/tree/.git' -type d | head -n 1)
+check "sudo: the agent's repository is in the store" test -n "$store_git" -a -d "$store_git/objects"
+check_eq "sudo: nothing in it is owned by anyone but the user" "" \
+	"$([ -n "$store_git" ] && find "$store_git" ! -user "$tuid" | head -n 5)"
 check_eq "sudo: its allowed write is on the host, owned by the user" "$tuid mine" \
 	"$(stat -c %u "$proj/notes.txt" 2>&1) $(cat "$proj/notes.txt" 2>&1)"
 check "sudo: nothing left mounted" no_sandy_mounts "$proj"
