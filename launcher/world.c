@@ -7,6 +7,7 @@
 #include <limits.h>
 #include <stdarg.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -30,6 +31,83 @@ struct agent_kind {
 	bool memory_imports;	    /* the memory file may import another with @PATH */
 	const char *shown[3];	    /* more of DIR, shown read-only when present */
 	const char *credentials[3]; /* relative to $HOME, copied into a new home */
+	/* Its documented variables, passed when set on the host: names, and
+	 * prefixes ending in '_' (NULL-terminated). */
+	const char *const *env;
+	/* Variables that are another service's credentials, passed only when
+	 * SWITCH (one of ENV) selects that service: the cloud keys of a
+	 * provider the agent is told to use. */
+	const struct env_switch *switches;
+};
+
+struct env_switch {
+	const char *name;
+	const char *const *env;
+};
+
+/* Claude Code (its environment variables page: keys, endpoints, models,
+ * provider selection, timeouts, telemetry and updater switches). */
+static const char *const claude_env[] = {
+	"ANTHROPIC_",
+	"CLAUDE_CODE_",
+	"DISABLE_AUTOUPDATER",
+	"DISABLE_TELEMETRY",
+	"DISABLE_ERROR_REPORTING",
+	"DISABLE_BUG_COMMAND",
+	"DISABLE_COST_WARNINGS",
+	"DISABLE_NON_ESSENTIAL_MODEL_CALLS",
+	"DISABLE_PROMPT_CACHING_",
+	"DISABLE_PROMPT_CACHING",
+	"API_TIMEOUT_MS",
+	"BASH_DEFAULT_TIMEOUT_MS",
+	"BASH_MAX_TIMEOUT_MS",
+	"BASH_MAX_OUTPUT_LENGTH",
+	"MAX_THINKING_TOKENS",
+	"MAX_MCP_OUTPUT_TOKENS",
+	"MCP_TIMEOUT",
+	"MCP_TOOL_TIMEOUT",
+	"ENABLE_TOOL_SEARCH",
+	"USE_BUILTIN_RIPGREP",
+	"CLOUD_ML_REGION",
+	"VERTEX_REGION_",
+	NULL,
+};
+/* Amazon Bedrock's and Vertex AI's credentials and project, for the
+ * provider Claude Code is switched to. */
+static const char *const bedrock_env[] = {
+	"AWS_REGION",	     "AWS_ACCESS_KEY_ID",	 "AWS_SECRET_ACCESS_KEY",
+	"AWS_SESSION_TOKEN", "AWS_BEARER_TOKEN_BEDROCK", NULL,
+};
+static const char *const vertex_env[] = {"GOOGLE_CLOUD_PROJECT", NULL};
+static const struct env_switch claude_switches[] = {
+	{"CLAUDE_CODE_USE_BEDROCK", bedrock_env},
+	{"CLAUDE_CODE_USE_VERTEX", vertex_env},
+	{NULL, NULL},
+};
+/* Codex CLI: its key and OpenAI's endpoint, organisation and project, and
+ * Azure OpenAI's key. Not CODEX_HOME: the agent's home is sandy's. */
+static const char *const codex_env[] = {
+	"CODEX_API_KEY",
+	"OPENAI_API_KEY",
+	"OPENAI_BASE_URL",
+	"OPENAI_ORGANIZATION",
+	"OPENAI_PROJECT",
+	"AZURE_OPENAI_API_KEY",
+	NULL,
+};
+/* Gemini CLI: its key and model, Google's key, and the Vertex AI
+ * selection with its project and location; the endpoints of Google's
+ * GenAI SDK. Not GEMINI_SANDBOX: the container is the sandbox. */
+static const char *const gemini_env[] = {
+	"GEMINI_API_KEY",
+	"GEMINI_MODEL",
+	"GOOGLE_API_KEY",
+	"GOOGLE_GENAI_USE_VERTEXAI",
+	"GOOGLE_CLOUD_PROJECT",
+	"GOOGLE_CLOUD_LOCATION",
+	"GOOGLE_GEMINI_BASE_URL",
+	"GOOGLE_VERTEX_BASE_URL",
+	NULL,
 };
 
 static int json_sandbox_off(const char *text, const char *path, const char *const *keys,
@@ -61,6 +139,8 @@ static const struct agent_kind agents[] = {
 		.memory_imports = true,
 		.shown = {"commands", "agents"},
 		.credentials = {".claude/.credentials.json", ".claude.json"},
+		.env = claude_env,
+		.switches = claude_switches,
 	},
 	{
 		.name = "codex",
@@ -70,6 +150,7 @@ static const struct agent_kind agents[] = {
 		.memory = "AGENTS.md",
 		.shown = {"prompts"},
 		.credentials = {".codex/auth.json"},
+		.env = codex_env,
 	},
 	{
 		.name = "gemini",
@@ -80,36 +161,16 @@ static const struct agent_kind agents[] = {
 		.memory_imports = true,
 		.shown = {"commands"},
 		.credentials = {".gemini/oauth_creds.json", ".gemini/google_accounts.json"},
+		.env = gemini_env,
 	},
 };
 
-/* The agents' own variables, passed when set on the host: keys, endpoints,
- * model choices, proxies, and what a terminal program needs. Nothing else
- * of the host's environment reaches the command. */
+/* What every agent gets when set on the host, besides its own variables
+ * (agent_kind.env): proxies and what a terminal program needs. Nothing
+ * else of the host's environment reaches the command. */
 static const char *const env_allowlist[] = {
-	"ANTHROPIC_API_KEY",
-	"ANTHROPIC_AUTH_TOKEN",
-	"ANTHROPIC_BASE_URL",
-	"ANTHROPIC_MODEL",
-	"ANTHROPIC_SMALL_FAST_MODEL",
-	"CLAUDE_CODE_OAUTH_TOKEN",
-	"CLAUDE_CODE_USE_BEDROCK",
-	"CLAUDE_CODE_USE_VERTEX",
-	"OPENAI_API_KEY",
-	"OPENAI_BASE_URL",
-	"GEMINI_API_KEY",
-	"GOOGLE_API_KEY",
-	"GOOGLE_CLOUD_PROJECT",
-	"HTTP_PROXY",
-	"HTTPS_PROXY",
-	"NO_PROXY",
-	"http_proxy",
-	"https_proxy",
-	"no_proxy",
-	"LANG",
-	"LC_ALL",
-	"TZ",
-	"COLORTERM",
+	"HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy",
+	"no_proxy",   "LANG",	     "LC_ALL",	 "TZ",	       "COLORTERM",
 };
 
 /* Names of SSH keys that are usually a person's own, used everywhere they
@@ -117,6 +178,43 @@ static const char *const env_allowlist[] = {
 static const char *const personal_keys[] = {
 	"id_rsa", "id_ed25519", "id_ecdsa", "id_dsa", "identity", "id_ed25519_sk", "id_ecdsa_sk",
 };
+
+/* Whether the host's NAME=VALUE entry is one of LIST's. */
+static bool env_listed(const char *entry, const char *const *list)
+{
+	size_t n = strcspn(entry, "=");
+
+	for (size_t i = 0; list && list[i]; i++) {
+		size_t m = strlen(list[i]);
+		bool prefix = m && list[i][m - 1] == '_';
+		if (prefix ? n > m && !strncmp(entry, list[i], m)
+			   : n == m && !strncmp(entry, list[i], m))
+			return true;
+	}
+	return false;
+}
+
+/* A switch is on when set to anything but "", "0" or "false". */
+static bool env_on(const char *name)
+{
+	const char *v = getenv(name);
+	return v && *v && strcmp(v, "0") && strcasecmp(v, "false");
+}
+
+/* The agent's own variables, and its switched-on providers' credentials. */
+static int pass_agent_env(struct world *w, const struct agent_kind *a)
+{
+	int r = 0;
+
+	for (char **e = environ; r == 0 && *e; e++) {
+		bool pass = env_listed(*e, a->env);
+		for (const struct env_switch *s = a->switches; !pass && s && s->name; s++)
+			pass = env_on(s->name) && env_listed(*e, s->env);
+		if (pass)
+			r = strv_push(&w->env, *e);
+	}
+	return r;
+}
 
 static const struct agent_kind *agent_kind(const char *name)
 {
@@ -833,6 +931,7 @@ static int environment(struct build *b)
 		if (v)
 			r = strv_ok(r, setenv_world(w, env_allowlist[i], v));
 	}
+	r = strv_ok(r, pass_agent_env(w, b->agent));
 	for (size_t i = 0; s->env_args && i < s->env_args->n; i++) {
 		const char *a = s->env_args->v[i];
 		if (strchr(a, '=')) {

@@ -201,6 +201,80 @@ static void test_gemini_codex(void)
 	world_free(&w);
 }
 
+/* VALUE of NAME in the world of AGENT built with the host's environment
+ * as it is, or NULL. */
+static bool passes(const char *agent, const char *name)
+{
+	struct world w;
+	struct strv args = {0};
+	bool r = build(agent, &args, &w) == 0 && env_of(&w, name);
+
+	world_free(&w);
+	return r;
+}
+
+/* Each agent's own variables, and nothing that is another's credential. */
+static void test_agent_env(void)
+{
+	setenv("ANTHROPIC_MODEL", "m", 1);
+	setenv("ANTHROPIC_DEFAULT_SONNET_MODEL", "s", 1);
+	setenv("CLAUDE_CODE_MAX_OUTPUT_TOKENS", "9", 1);
+	setenv("DISABLE_TELEMETRY", "1", 1);
+	setenv("DISABLE_AUTOUPDATER", "1", 1);
+	setenv("ANTHROPIC", "no underscore: not a prefix match", 1);
+	setenv("OPENAI_API_KEY", "sk-openai", 1);
+	setenv("CODEX_HOME", "/home/user/.codex", 1);
+	setenv("GEMINI_API_KEY", "g", 1);
+	setenv("GEMINI_SANDBOX", "docker", 1);
+	setenv("AWS_SECRET_ACCESS_KEY", "aws", 1);
+	setenv("AWS_REGION", "eu-west-1", 1);
+	setenv("GITHUB_TOKEN", "ghp", 1);
+	unsetenv("CLAUDE_CODE_USE_BEDROCK");
+	ok(passes("claude", "ANTHROPIC_MODEL") &&
+		   passes("claude", "ANTHROPIC_DEFAULT_SONNET_MODEL"),
+	   "agent env: claude gets ANTHROPIC_* (models)");
+	ok(passes("claude", "CLAUDE_CODE_MAX_OUTPUT_TOKENS"),
+	   "agent env: claude gets CLAUDE_CODE_*");
+	ok(passes("claude", "DISABLE_TELEMETRY") && passes("claude", "DISABLE_AUTOUPDATER"),
+	   "agent env: claude gets its telemetry and updater switches");
+	ok(!passes("claude", "ANTHROPIC"), "agent env: a prefix matches only with its underscore");
+	ok(!passes("claude", "OPENAI_API_KEY") && !passes("claude", "GEMINI_API_KEY"),
+	   "agent env: claude does not get the other agents' keys");
+	ok(!passes("claude", "AWS_SECRET_ACCESS_KEY") && !passes("claude", "AWS_REGION"),
+	   "agent env: no AWS credentials without the Bedrock switch");
+	setenv("CLAUDE_CODE_USE_BEDROCK", "1", 1);
+	ok(passes("claude", "AWS_SECRET_ACCESS_KEY") && passes("claude", "AWS_REGION"),
+	   "agent env: CLAUDE_CODE_USE_BEDROCK=1 passes Bedrock's AWS credentials and region");
+	ok(!passes("codex", "AWS_SECRET_ACCESS_KEY"), "agent env: ... to claude only");
+	setenv("CLAUDE_CODE_USE_BEDROCK", "0", 1);
+	ok(!passes("claude", "AWS_SECRET_ACCESS_KEY"), "agent env: the switch at 0 is off");
+	ok(passes("codex", "OPENAI_API_KEY") && !passes("codex", "ANTHROPIC_MODEL"),
+	   "agent env: codex gets OpenAI's key, not Anthropic's variables");
+	ok(!passes("codex", "CODEX_HOME"), "agent env: not CODEX_HOME (the home is sandy's)");
+	ok(passes("gemini", "GEMINI_API_KEY") && !passes("gemini", "GEMINI_SANDBOX") &&
+		   !passes("gemini", "OPENAI_API_KEY"),
+	   "agent env: gemini gets its key, not GEMINI_SANDBOX or OpenAI's key");
+	ok(!passes("claude", "GITHUB_TOKEN") && !passes("codex", "GITHUB_TOKEN") &&
+		   !passes("gemini", "GITHUB_TOKEN"),
+	   "agent env: no agent gets another service's token");
+	const char *const set[] = {"ANTHROPIC_MODEL",
+				   "ANTHROPIC_DEFAULT_SONNET_MODEL",
+				   "CLAUDE_CODE_MAX_OUTPUT_TOKENS",
+				   "DISABLE_TELEMETRY",
+				   "DISABLE_AUTOUPDATER",
+				   "ANTHROPIC",
+				   "OPENAI_API_KEY",
+				   "CODEX_HOME",
+				   "GEMINI_API_KEY",
+				   "GEMINI_SANDBOX",
+				   "AWS_SECRET_ACCESS_KEY",
+				   "AWS_REGION",
+				   "GITHUB_TOKEN",
+				   "CLAUDE_CODE_USE_BEDROCK"};
+	for (size_t i = 0; i < sizeof(set) / sizeof(set[0]); i++)
+		unsetenv(set[i]);
+}
+
 static void test_environment(void)
 {
 	struct world w;
@@ -231,6 +305,8 @@ static void test_environment(void)
 	   "env: HOME is the agent's home inside");
 	world_free(&w);
 	strv_free(&args);
+
+	test_agent_env();
 
 	ok(world_env_arg_valid("A_1=x=y") && world_env_arg_valid("a") &&
 		   !world_env_arg_valid("1A") && !world_env_arg_valid("=x") &&
