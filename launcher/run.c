@@ -377,6 +377,7 @@ static int build_world(struct run *r)
 		.host_git = r->host_git_seen ? r->host_git : NULL,
 		.gate = r->gate.hooks ? &r->gate : NULL,
 		.tty = isatty(STDIN_FILENO),
+		.program = !r->engine && r->o->command ? r->o->command[0] : NULL,
 	};
 	return world_build(&spec, &r->world);
 }

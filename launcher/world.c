@@ -998,6 +998,191 @@ static int agent_git(struct build *b)
 	return strv_ok(r, strv_pushf(env, "SANDY_GATE_SOURCE=%s", s->workspace));
 }
 
+/* ---- the command's program, from the user's home ---------------------- */
+
+/* The path the user's PATH gives NAME (an absolute name: itself), in
+ * *OUT; -ENOENT when nothing is found, having said where it looked unless
+ * QUIET. */
+static int find_program(const char *name, bool quiet, char **out)
+{
+	const char *path = getenv("PATH");
+	struct stat st;
+
+	*out = NULL;
+	if (name[0] == '/') {
+		if (stat(name, &st) == 0 && S_ISREG(st.st_mode))
+			return (*out = strdup(name)) ? 0 : -ENOMEM;
+		if (!quiet)
+			sandy_error("cannot find the command '%s': no such file", name);
+		return -ENOENT;
+	}
+	if (strchr(name, '/'))
+		return -ENOENT; /* relative to where the command starts */
+	for (const char *p = path ? path : ""; *p;) {
+		size_t n = strcspn(p, ":");
+		if (n) {
+			cleanup_free char *c = sandy_asprintf("%.*s/%s", (int)n, p, name);
+			if (stat(c, &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 0111)) {
+				*out = c;
+				c = NULL;
+				return 0;
+			}
+		}
+		p += n + (p[n] == ':');
+	}
+	if (!quiet)
+		sandy_error("cannot find the command '%s' in PATH (%s)", name,
+			    path ? path : "unset");
+	return -ENOENT;
+}
+
+static const char *below_home(const struct build *b, const char *p)
+{
+	size_t n = strlen(b->host_home);
+	return !strncmp(p, b->host_home, n) && p[n] == '/' ? p + n + 1 : NULL;
+}
+
+/* What to show of the file REAL (in the user's home): the directory it was
+ * installed into (its parent; for DIR/bin/X, DIR: a Node or a venv), or
+ * the file alone where the parent is a directory many programs share. */
+static char *install_root(const struct build *b, const char *real)
+{
+	cleanup_free char *dir = strdup(real);
+	if (!dir)
+		return NULL;
+	*strrchr(dir, '/') = '\0';
+	const char *last = strrchr(dir, '/') + 1;
+	if (!strcmp(last, "bin")) {
+		cleanup_free char *up = strndup(dir, (size_t)(last - 1 - dir));
+		const char *rel = up ? below_home(b, up) : NULL;
+		if (rel && strcmp(rel, ".local"))
+			return strdup(up);
+	}
+	const char *rel = below_home(b, dir);
+	if (!rel || !strcmp(rel, ".local") || !strcmp(rel, ".local/bin") || !strcmp(rel, "bin"))
+		return strdup(real);
+	return strdup(dir);
+}
+
+/* Makes the symlink LINK (a path in the user's home) -> TARGET at the same
+ * place in the agent's home, replacing a symlink there, never following
+ * one. An agent's own file there is left, and wins. */
+static int plant_link(struct build *b, const char *link, const char *target)
+{
+	cleanup_free char *parent = strdup(link);
+	if (!parent)
+		return -ENOMEM;
+	char *slash = strrchr(parent, '/');
+	*slash = '\0';
+	const char *name = slash + 1;
+	if (below_home(b, parent)) {
+		int r = make_target(b, parent, "/");
+		if (r < 0)
+			return r;
+	}
+	cleanup_fd int dir = open(b->agent_home, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	const char *rel = below_home(b, parent);
+	for (const char *p = rel ? rel : ""; dir >= 0 && *p;) {
+		size_t n = strcspn(p, "/");
+		cleanup_free char *c = strndup(p, n);
+		int next = c ? openat(dir, c, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : -1;
+		close(dir);
+		dir = next;
+		p += n + (p[n] == '/');
+	}
+	if (dir < 0)
+		return -errno;
+	struct stat st;
+	if (fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+		if (!S_ISLNK(st.st_mode)) {
+			sandy_note("'%s' is the agent's own in its home: not replaced by yours",
+				   link);
+			return 0;
+		}
+		if (unlinkat(dir, name, 0) < 0)
+			return -errno;
+	}
+	if (symlinkat(target, dir, name) < 0)
+		return -errno;
+	return give_to_user(dir, name, b->spec->user);
+}
+
+/* The interpreter a script names on its #! line (env's argument looked up
+ * in PATH), in *OUT, or NULL. */
+static int script_interpreter(const char *path, char **out)
+{
+	char line[256];
+	*out = NULL;
+	cleanup_fd int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	ssize_t n = fd >= 0 ? read(fd, line, sizeof(line) - 1) : -1;
+	if (n < 2 || line[0] != '#' || line[1] != '!')
+		return 0;
+	line[n] = '\0';
+	line[strcspn(line, "\n")] = '\0';
+	char *save = NULL, *interp = strtok_r(line + 2, " \t", &save);
+	if (!interp)
+		return 0;
+	const char *base = strrchr(interp, '/');
+	if (base && !strcmp(base + 1, "env")) {
+		char *arg;
+		while ((arg = strtok_r(NULL, " \t", &save)) && arg[0] == '-')
+			;
+		if (!arg)
+			return 0;
+		int r = find_program(arg, true, out);
+		return r == -ENOMEM ? r : 0;
+	}
+	*out = strdup(interp);
+	return *out ? 0 : -ENOMEM;
+}
+
+/* PROGRAM (a path), and, once, the interpreter it runs under. */
+static int show_program(struct build *b, const char *program, int depth)
+{
+	if (!below_home(b, program))
+		return 0;
+	cleanup_free char *real = realpath(program, NULL);
+	if (!real)
+		return 0;
+	int r = 0;
+	if (strcmp(real, program) != 0)
+		r = plant_link(b, program, real);
+	if (r == 0 && below_home(b, real)) {
+		cleanup_free char *root = install_root(b, real);
+		if (!root)
+			return -ENOMEM;
+		/* Never the project, which sandyfs serves, nor what holds it. */
+		const char *ws = b->spec->workspace;
+		size_t rl = strlen(root), wl = ws ? strlen(ws) : 0;
+		bool near = ws && ((!strncmp(root, ws, wl) && (root[wl] == '/' || !root[wl])) ||
+				   (!strncmp(ws, root, rl) && ws[rl] == '/'));
+		if (!near)
+			r = add_mount(b, root, true, "%s", root);
+	}
+	cleanup_free char *interp = NULL;
+	if (r == 0 && depth == 0 && (r = script_interpreter(real, &interp)) == 0 && interp)
+		r = show_program(b, interp, depth + 1);
+	return r;
+}
+
+/* The command's program as the user's PATH finds it, made visible when it
+ * lives in the user's home: the install directory read-only at its path,
+ * the link that PATH reaches it through, and the Node or Python it runs
+ * under when that lives in the home too; never the rest of the home. */
+static int command_program(struct build *b)
+{
+	cleanup_free char *found = NULL;
+	int r;
+
+	if (!b->spec->program || !b->host_home)
+		return 0;
+	/* Not found: said, and left to the shell inside, whose 127 is the
+	 * session's status as anywhere. */
+	if ((r = find_program(b->spec->program, false, &found)) < 0)
+		return r == -ENOMEM ? r : 0;
+	return show_program(b, found, 0);
+}
+
 int world_build(const struct world_spec *spec, struct world *w)
 {
 	struct build b = {.spec = spec, .agent = agent_kind(spec->agent), .w = w};
@@ -1027,6 +1212,8 @@ int world_build(const struct world_spec *spec, struct world *w)
 	if ((r = shared_folders(&b)) < 0)
 		goto out;
 	if ((r = agent_git(&b)) < 0)
+		goto out;
+	if ((r = command_program(&b)) < 0)
 		goto out;
 	if ((r = environment(&b)) < 0)
 		goto out;

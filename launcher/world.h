@@ -46,6 +46,10 @@ struct world_spec {
 	const char *host_git;
 	const struct agentgit_gate *gate; /* the push gate, or NULL */
 	bool tty;
+	/* The command's program (runtime none): when the user's PATH finds it
+	 * in the user's home, which the agent's home replaces, it and what it
+	 * runs under are shown read-only at their paths. NULL: none. */
+	const char *program;
 };
 
 /* Builds the world: makes the agent's home when missing (copying the

@@ -107,6 +107,51 @@ check "the policy note says where denials are logged" grep -q 'denials.jsonl' <<
 out=$(echo 'echo "shell=$0"' | SHELL=/bin/sh "$SANDY" -q --runtime=none "$proj" 2>&1)
 check "none: without COMMAND the user's shell runs" grep -q '^shell=' <<<"$out"
 
+# --- a command installed in the home, which the agent's home replaces
+# (Claude Code's native installer: ~/.local/bin/NAME -> its versions under
+# ~/.local/share; an npm prefix in the home whose script runs under a Node
+# of nvm's): each is found and runs, the rest of the home stays unseen.
+fh=$base/fakehome
+mkdir -p "$fh/.local/bin" "$fh/.local/share/fakeagent/versions" \
+	"$fh/.npm-global/bin" "$fh/.npm-global/lib/node_modules/fakenpm" "$fh/.nvm/versions/node/v1/bin"
+# The agent: what it sees of the home, run as the session's command.
+cat >"$fh/.local/share/fakeagent/versions/1.0" <<'EOF_'
+#!/bin/sh
+case ${1:-} in
+write) { echo x >"$(readlink -f "$0")"; } 2>/dev/null && echo written || echo refused ;;
+ls) ls "$(dirname "$0")" ;;
+secret) test -e "$HOME/secret.txt" && echo seen || echo absent ;;
+*) echo agent-ran ;;
+esac
+EOF_
+ln -s "$fh/.local/share/fakeagent/versions/1.0" "$fh/.local/bin/fakeagent"
+printf '#!/bin/sh\nexec /bin/sh "$@"\n' >"$fh/.nvm/versions/node/v1/bin/fakenode"
+printf '#!/usr/bin/env fakenode\n. "$(dirname "$(readlink -f "$0")")/lib.sh"\necho "npm-ran $lib"\n' \
+	>"$fh/.npm-global/lib/node_modules/fakenpm/cli.sh"
+echo 'lib=with-its-library' >"$fh/.npm-global/lib/node_modules/fakenpm/lib.sh"
+ln -s ../lib/node_modules/fakenpm/cli.sh "$fh/.npm-global/bin/fakenpm"
+chmod 755 "$fh/.local/share/fakeagent/versions/1.0" "$fh/.nvm/versions/node/v1/bin/fakenode" \
+	"$fh/.npm-global/lib/node_modules/fakenpm/cli.sh"
+echo secret >"$fh/secret.txt"
+fpath=$fh/.local/bin:$fh/.npm-global/bin:$fh/.nvm/versions/node/v1/bin:$PATH
+home_run() {
+	(cd "$proj" && HOME=$fh PATH=$fpath SANDY_DATA_DIR=$base/fake-data \
+		"$SANDY" -q --runtime=none --rules "$rules" -- "$@" </dev/null 2>"$base/home.err")
+}
+check_eq "home: a program the native installer put in ~/.local/bin runs" agent-ran \
+	"$(home_run fakeagent)"
+check_eq "home: an npm prefix's script runs under a Node in the home, with its package" \
+	"npm-ran with-its-library" "$(home_run fakenpm)"
+check_eq "home: the rest of the home is not seen by it" absent "$(home_run fakeagent secret)"
+touch "$fh/.local/bin/other-tool"
+check_eq "home: nor the other programs of ~/.local/bin" "fakeagent" "$(home_run fakeagent ls)"
+check_eq "home: its install directory is read-only" refused "$(home_run fakeagent write)"
+home_run nosuchagent >/dev/null
+check_eq "home: a command found nowhere is 127" 127 "$?"
+check "home: ... and sandy says where it looked" grep -q "cannot find the command 'nosuchagent' in PATH ($fh/.local/bin:" "$base/home.err"
+check_eq "home: the user's files are unchanged" "secret agent-ran" \
+	"$(cat "$fh/secret.txt") $("$fh/.local/bin/fakeagent")"
+
 # --- through sudo: the command runs as the invoking user
 ensure_test_user
 tuid=$(id -u "$TEST_USER") tgid=$(id -g "$TEST_USER")
