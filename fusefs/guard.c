@@ -784,5 +784,9 @@ void sfs_guard_links_done(struct sfs_guard *g, const struct sfs_link_change *ch,
 
 void sfs_guard_links_host_changed(struct sfs_guard *g, const char *relpath, int parentfd)
 {
+	/* Under the links lock: a change judged meanwhile would see the
+	 * index between forgetting RELPATH and reading it again. */
+	pthread_mutex_lock(&g->links_mu);
 	sfs_links_host_changed(g->links, relpath, parentfd);
+	pthread_mutex_unlock(&g->links_mu);
 }

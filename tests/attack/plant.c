@@ -139,7 +139,8 @@ static char *listing_of(const char *dir, bool no_dirs)
 		v[n++] = strdup(e->d_name);
 	}
 	closedir(d);
-	qsort(v, n, sizeof(*v), name_cmp);
+	if (n)
+		qsort(v, n, sizeof(*v), name_cmp);
 	append(&out, "%s", "");
 	for (size_t i = 0; i < n; i++) {
 		append(&out, "%s%s", i ? " " : "", v[i]);
