@@ -730,11 +730,7 @@ int sfs_guard_links_check(struct sfs_guard *g, const struct sfs_caller *c,
 
 	if (r == -EOVERFLOW) {
 		struct sfs_decision d = {0};
-		d.cls = rule_links_overflow.cls;
-		d.rule = &rule_links_overflow;
-		d.rule_file = rule_links_overflow.file;
-		d.rule_text = rule_links_overflow.pattern;
-		d.why = rule_links_overflow.why;
+		sfs_symlink_refuse(&d, &rule_links_overflow);
 		pthread_mutex_unlock(&g->links_mu);
 		return deny(g, c, ch->path, opname, ch->to, &d, EROFS);
 	}

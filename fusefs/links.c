@@ -3,6 +3,7 @@
  * "a/b/..." that follow it once names sorting between them, "a/b-c", are
  * skipped), under one mutex. */
 #include "links.h"
+#include "compat.h"
 #include "path.h"
 #include "common/util.h"
 
@@ -206,42 +207,18 @@ static void walk_dir(struct walk *w, int fd, size_t len, int depth)
 	free(subdirs);
 }
 
-/*
- * The directory PATH (relative to SOURCE; LAST false: its parent, with
- * *NAME pointing at the last component) opened with no symlink followed on
- * the way, as the daemon reaches everything in SOURCE. -1 when it cannot
- * be.
- */
-static int open_dir(int rootfd, const char *path, bool last, const char **name)
+/* The directory PATH (relative to SOURCE, "" for SOURCE) opened with no
+ * symlink followed on the way, as the daemon reaches everything in
+ * SOURCE: an fd or -errno. */
+static int open_dir(int rootfd, const char *path)
 {
-	int fd = openat(rootfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	const char *p = path;
+	int flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NONBLOCK;
 
-	while (fd >= 0 && *p) {
-		size_t n = strcspn(p, "/");
-		char comp[NAME_MAX + 1];
-
-		if (!p[n] && !last) {
-			*name = p;
-			return fd;
-		}
-		if (n > NAME_MAX) {
-			close(fd);
-			return -1;
-		}
-		memcpy(comp, p, n);
-		comp[n] = '\0';
-		int sub = openat(fd, comp,
-				 O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
-		close(fd);
-		fd = sub;
-		p += n;
-		while (*p == '/')
-			p++;
+	if (!*path) {
+		int fd = openat(rootfd, ".", flags);
+		return fd < 0 ? -errno : fd;
 	}
-	if (name)
-		*name = p;
-	return fd;
+	return sfs_open_beneath(rootfd, path, flags, 0);
 }
 
 /* Walks the directory at PATH (relative to SOURCE; FD, when not -1, is it,
@@ -260,7 +237,7 @@ static void walk_at(struct sfs_links *l, const char *path, int dirfd)
 		return;
 	}
 	memcpy(w->path, path, len + 1);
-	fd = dirfd >= 0 ? dirfd : open_dir(l->rootfd, path, true, NULL);
+	fd = dirfd >= 0 ? dirfd : open_dir(l->rootfd, path);
 	if (fd >= 0) {
 		walk_dir(w, fd, len, 0);
 		if (fd != dirfd)
@@ -491,9 +468,13 @@ void sfs_links_host_changed(struct sfs_links *l, const char *path, int parentfd)
 		walk_at(l, "", -1);
 		return;
 	}
-	const char *name = strrchr(path, '/');
-	name = name ? name + 1 : path;
-	int dfd = parentfd >= 0 ? parentfd : open_dir(l->rootfd, path, false, &name);
+	const char *slash = strrchr(path, '/'), *name = slash ? slash + 1 : path;
+	int dfd = parentfd;
+	if (dfd < 0) {
+		char *parent = strndup(path, slash ? (size_t)(slash - path) : 0);
+		dfd = parent ? open_dir(l->rootfd, parent) : -ENOMEM;
+		free(parent);
+	}
 	if (dfd < 0 || fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
 		/* Gone: nothing more to know. */
 	} else if (S_ISLNK(st.st_mode)) {

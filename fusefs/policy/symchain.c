@@ -63,7 +63,7 @@ static const struct sfs_rule rule_sym_error = {
 	       "or SOURCE could not be read), so it is refused",
 };
 
-static void deny_with(struct sfs_decision *out, const struct sfs_rule *r)
+void sfs_symlink_refuse(struct sfs_decision *out, const struct sfs_rule *r)
 {
 	out->cls = r->cls;
 	out->rule = r;
@@ -140,7 +140,7 @@ static void check_chain(const struct sfs_policy *p, const char *linkpath, const 
 	int hops = 0;
 
 	if (!pd.s || len + 1 > cap) {
-		deny_with(out, &rule_sym_error);
+		sfs_symlink_refuse(out, &rule_sym_error);
 		goto done;
 	}
 	memcpy(path, linkpath, len);
@@ -155,11 +155,11 @@ static void check_chain(const struct sfs_policy *p, const char *linkpath, const 
 		while (pd.s[pd.pos] == '/')
 			pd.pos++;
 		if (r == -EXDEV) {
-			deny_with(out, &rule_sym_escape);
+			sfs_symlink_refuse(out, &rule_sym_escape);
 			goto done;
 		}
 		if (r < 0) {
-			deny_with(out, &rule_sym_error);
+			sfs_symlink_refuse(out, &rule_sym_error);
 			goto done;
 		}
 		if (r == 0)
@@ -177,21 +177,21 @@ static void check_chain(const struct sfs_policy *p, const char *linkpath, const 
 		 * points to. */
 		int link = probe ? probe(ctx, path, hop, sizeof(hop)) : 0;
 		if (link < 0) {
-			deny_with(out, &rule_sym_error);
+			sfs_symlink_refuse(out, &rule_sym_error);
 			goto done;
 		}
 		if (link == 0)
 			continue;
 		const struct sfs_rule *bad = bad_target(hop);
 		if (bad || ++hops > SFS_SYMLINK_MAX_HOPS) {
-			deny_with(out, bad ? bad : &rule_sym_loop);
+			sfs_symlink_refuse(out, bad ? bad : &rule_sym_loop);
 			goto done;
 		}
 		/* The link's target replaces it, resolved from its directory. */
 		len = sfs_path_dirlen(path);
 		path[len] = '\0';
 		if (splice(&pd, hop) < 0) {
-			deny_with(out, &rule_sym_error);
+			sfs_symlink_refuse(out, &rule_sym_error);
 			goto done;
 		}
 	}
@@ -218,14 +218,14 @@ void sfs_policy_check_symlink_target(const struct sfs_policy *p, const char *lin
 	char *path;
 
 	if (bad) {
-		deny_with(out, bad);
+		sfs_symlink_refuse(out, bad);
 		if (!*target)
 			out->err = ENOENT;
 		return;
 	}
 	path = malloc(SFS_PATH_MAX);
 	if (!path) {
-		deny_with(out, &rule_sym_error);
+		sfs_symlink_refuse(out, &rule_sym_error);
 		return;
 	}
 	check_chain(p, linkpath, target, probe, ctx, path, SFS_PATH_MAX, out);

@@ -31,6 +31,10 @@
  * does not exist, a negative errno when it cannot be told (-ENAMETOOLONG:
  * the target does not fit).
  */
+/* *OUT is a refusal (EROFS) by built-in rule R: the symlink rules here,
+ * and those of the callers that judge links (the guard's). */
+void sfs_symlink_refuse(struct sfs_decision *out, const struct sfs_rule *r);
+
 typedef int (*sfs_symlink_probe)(void *ctx, const char *prefix, char *target, size_t cap);
 
 /*
