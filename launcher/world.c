@@ -1000,37 +1000,22 @@ static int agent_git(struct build *b)
 
 /* ---- the command's program, from the user's home ---------------------- */
 
-/* The path the user's PATH gives NAME (an absolute name: itself), in
- * *OUT; -ENOENT when nothing is found, having said where it looked unless
- * QUIET. */
+/* The path the user's PATH gives NAME (host_find_program), in *OUT;
+ * -ENOENT when nothing is found, having said where it looked unless QUIET
+ * (or NAME is relative to where the command starts, not to sandy's
+ * directory). */
 static int find_program(const char *name, bool quiet, char **out)
 {
 	const char *path = getenv("PATH");
-	struct stat st;
 
 	*out = NULL;
-	if (name[0] == '/') {
-		if (stat(name, &st) == 0 && S_ISREG(st.st_mode))
-			return (*out = strdup(name)) ? 0 : -ENOMEM;
-		if (!quiet)
-			sandy_error("cannot find the command '%s': no such file", name);
+	if (host_find_program(name, out))
+		return *out ? 0 : -ENOMEM;
+	if (quiet || (strchr(name, '/') && name[0] != '/'))
 		return -ENOENT;
-	}
-	if (strchr(name, '/'))
-		return -ENOENT; /* relative to where the command starts */
-	for (const char *p = path ? path : ""; *p;) {
-		size_t n = strcspn(p, ":");
-		if (n) {
-			cleanup_free char *c = sandy_asprintf("%.*s/%s", (int)n, p, name);
-			if (stat(c, &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 0111)) {
-				*out = c;
-				c = NULL;
-				return 0;
-			}
-		}
-		p += n + (p[n] == ':');
-	}
-	if (!quiet)
+	if (name[0] == '/')
+		sandy_error("cannot find the command '%s': no such file", name);
+	else
 		sandy_error("cannot find the command '%s' in PATH (%s)", name,
 			    path ? path : "unset");
 	return -ENOENT;
