@@ -92,6 +92,68 @@ int engine_image_check(const char *engine, const char *image)
 	return -ENOENT;
 }
 
+/* Whether IMAGE says (AGENT_COMMAND in its environment, as the images
+ * `sandy build-image` makes do) that PROGRAM is its agent. */
+static bool image_declares_agent(const char *engine, const char *image, const char *program)
+{
+	char *argv[] = {(char *)engine, "image", "inspect", "--format",
+			"{{range .Config.Env}}{{println .}}{{end}}", "--", (char *)image, NULL};
+	cleanup_free char *env = NULL;
+
+	if (proc_run(argv, PROC_IN_NULL | PROC_OUT_CAPTURE | PROC_ERR_NULL, &env, NULL) != 0 || !env)
+		return false;
+	cleanup_free char *line = sandy_asprintf("\nAGENT_COMMAND=%s\n", program);
+	cleanup_free char *text = sandy_asprintf("\n%s", env);
+	return line && text && strstr(text, line);
+}
+
+/* Looks PROGRAM up in IMAGE with the image's own shell, in a container
+ * that can do nothing else (no network, no capability, removed at once).
+ * 1 when found, 0 when not, -1 when the image cannot tell (no shell). */
+static int image_has_program(const char *engine, const char *image, const char *program)
+{
+	char *argv[] = {(char *)engine,
+			"run",
+			"--rm",
+			"--network=none",
+			"--cap-drop=ALL",
+			"--security-opt=no-new-privileges",
+			"--entrypoint",
+			"sh",
+			"--",
+			(char *)image,
+			"-c",
+			"command -v \"$1\" >/dev/null && echo found || echo missing",
+			"sh",
+			(char *)program,
+			NULL};
+	cleanup_free char *out = NULL;
+
+	if (proc_run(argv, PROC_IN_NULL | PROC_OUT_CAPTURE | PROC_ERR_NULL, &out, NULL) != 0 || !out)
+		return -1;
+	if (!strcmp(out, "found\n"))
+		return 1;
+	return !strcmp(out, "missing\n") ? 0 : -1;
+}
+
+int engine_agent_check(const char *engine, const char *image, char *const *command)
+{
+	if (!command)
+		return 0;
+	const char *base = strrchr(command[0], '/');
+	base = base ? base + 1 : command[0];
+	const char *package = world_agent_package(base);
+	if (!package || image_declares_agent(engine, image, command[0]))
+		return 0;
+	if (image_has_program(engine, image, command[0]) != 0)
+		return 0;
+	sandy_error("image '%s' has no '%s'; build an image with it ('sandy build-image --image "
+		    "sandy-%s -- --build-arg AGENT_PACKAGE=%s --build-arg AGENT_COMMAND=%s') and "
+		    "run with --image sandy-%s",
+		    image, command[0], base, package, base, base);
+	return -ENOENT;
+}
+
 /* One field of --mount's CSV syntax, quoted when the value needs it (a
  * project path may hold a comma). */
 static char *mount_field(const char *key, const char *value)

@@ -47,6 +47,13 @@ bool engine_has_image(const char *engine, const char *image);
 /* 0 when IMAGE is present in ENGINE; otherwise says how to build it. */
 int engine_image_check(const char *engine, const char *image);
 
+/* 0 unless COMMAND runs an agent sandy knows (claude, codex, gemini) that
+ * IMAGE does not have; then says which image to build. An image that
+ * declares the agent as its own is trusted; any other is asked with its
+ * shell (a container without network or capability), and one that cannot
+ * tell is let through. */
+int engine_agent_check(const char *engine, const char *image, char *const *command);
+
 /* Appends "--mount type=bind,source=SRC,target=DST[,EXTRA]" to ARGV,
  * quoting what --mount's CSV syntax needs quoted. */
 int engine_push_bind(struct strv *argv, const char *src, const char *dst, const char *extra);

@@ -212,6 +212,8 @@ static int host_checks(struct run *r)
 		e = check_rootless_podman();
 	if (e == 0 && r->engine)
 		e = engine_image_check(r->engine, r->o->image);
+	if (e == 0 && r->engine)
+		e = engine_agent_check(r->engine, r->o->image, r->o->command);
 	/* What the user wrote is said wrong before what is missing. */
 	if (e == 0 && r->engine && r->o->network == EGRESS_FILTERED)
 		e = gateway_check_inputs(r->o->agent, &r->o->allow_args, &r->user);

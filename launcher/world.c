@@ -24,6 +24,7 @@ typedef int (*sandbox_off_fn)(const char *text, const char *path, char **out);
 
 struct agent_kind {
 	const char *name;
+	const char *package;  /* its npm package, which an image installs */
 	const char *dir;      /* its configuration directory in $HOME */
 	const char *settings; /* in DIR: replaced by a generated copy */
 	sandbox_off_fn sandbox_off;
@@ -132,6 +133,7 @@ static int codex_sandbox_off(const char *text, const char *path, char **out);
 static const struct agent_kind agents[] = {
 	{
 		.name = "claude",
+		.package = "@anthropic-ai/claude-code",
 		.dir = ".claude",
 		.settings = "settings.json",
 		.sandbox_off = claude_sandbox_off,
@@ -144,6 +146,7 @@ static const struct agent_kind agents[] = {
 	},
 	{
 		.name = "codex",
+		.package = "@openai/codex",
 		.dir = ".codex",
 		.settings = "config.toml",
 		.sandbox_off = codex_sandbox_off,
@@ -154,6 +157,7 @@ static const struct agent_kind agents[] = {
 	},
 	{
 		.name = "gemini",
+		.package = "@google/gemini-cli",
 		.dir = ".gemini",
 		.settings = "settings.json",
 		.sandbox_off = gemini_sandbox_off,
@@ -227,6 +231,12 @@ static const struct agent_kind *agent_kind(const char *name)
 bool world_agent_known(const char *name)
 {
 	return agent_kind(name) != NULL;
+}
+
+const char *world_agent_package(const char *name)
+{
+	const struct agent_kind *a = agent_kind(name);
+	return a ? a->package : NULL;
 }
 
 bool world_env_arg_valid(const char *arg)

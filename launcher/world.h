@@ -18,6 +18,9 @@
  * gemini), as `--agent` takes them. */
 bool world_agent_known(const char *name);
 
+/* The npm package an image installs agent NAME from (NULL: not an agent). */
+const char *world_agent_package(const char *name);
+
 struct world_mount {
 	char *source; /* on the host */
 	char *target; /* inside */

@@ -73,6 +73,21 @@ if ! docker image inspect sandy-agent:latest >/dev/null 2>&1; then
 		--image sandy-agent:latest "$proj" -- echo ran
 fi
 
+# An agent the image does not have: said before anything starts, with the
+# image to build; an image that has it (found with its own shell) runs it.
+fails "an agent the image lacks" "image '$TEST_IMAGE' has no 'claude'; build an image with it ('sandy build-image --image sandy-claude -- --build-arg AGENT_PACKAGE=@anthropic-ai/claude-code --build-arg AGENT_COMMAND=claude') and run with --image sandy-claude" \
+	--image "$TEST_IMAGE" "$proj" -- claude --version
+fails "an agent the image lacks, by its path" "image '$TEST_IMAGE' has no '/usr/local/bin/codex'" \
+	--image "$TEST_IMAGE" "$proj" -- /usr/local/bin/codex
+mkdir -p "$base/ctx-gemini"
+printf 'FROM %s\nRUN mkdir -p /usr/local/bin && printf "#!/bin/sh\\necho gemini ran\\n" >/usr/local/bin/gemini && chmod 0755 /usr/local/bin/gemini\n' \
+	"$TEST_IMAGE" >"$base/ctx-gemini/Dockerfile"
+docker build -q -t sandy-test-gemini:1 "$base/ctx-gemini" >/dev/null 2>"$base/err"
+check_eq "an image with a gemini program builds" 0 "$?"
+at_exit "docker image rm -f sandy-test-gemini:1 >/dev/null 2>&1"
+out=$("$SANDY" -q --network=none --image sandy-test-gemini:1 "$proj" -- gemini </dev/null 2>"$base/err")
+check_eq "an image that has the agent runs it" "gemini ran" "$out"
+
 # A broken rule file: sandyfs names file, line and reason; sandy stops.
 printf '{\n  "name": "broken",\n  "write": ["src/**",\n}\n' >"$base/broken.json"
 fails "broken rule file (docker)" "broken.json" --rules "$base/broken.json" "$proj" -- echo ran
