@@ -96,11 +96,18 @@ int engine_image_check(const char *engine, const char *image)
  * `sandy build-image` makes do) that PROGRAM is its agent. */
 static bool image_declares_agent(const char *engine, const char *image, const char *program)
 {
-	char *argv[] = {(char *)engine, "image", "inspect", "--format",
-			"{{range .Config.Env}}{{println .}}{{end}}", "--", (char *)image, NULL};
+	char *argv[] = {(char *)engine,
+			"image",
+			"inspect",
+			"--format",
+			"{{range .Config.Env}}{{println .}}{{end}}",
+			"--",
+			(char *)image,
+			NULL};
 	cleanup_free char *env = NULL;
 
-	if (proc_run(argv, PROC_IN_NULL | PROC_OUT_CAPTURE | PROC_ERR_NULL, &env, NULL) != 0 || !env)
+	if (proc_run(argv, PROC_IN_NULL | PROC_OUT_CAPTURE | PROC_ERR_NULL, &env, NULL) != 0 ||
+	    !env)
 		return false;
 	cleanup_free char *line = sandy_asprintf("\nAGENT_COMMAND=%s\n", program);
 	cleanup_free char *text = sandy_asprintf("\n%s", env);
@@ -129,7 +136,8 @@ static int image_has_program(const char *engine, const char *image, const char *
 			NULL};
 	cleanup_free char *out = NULL;
 
-	if (proc_run(argv, PROC_IN_NULL | PROC_OUT_CAPTURE | PROC_ERR_NULL, &out, NULL) != 0 || !out)
+	if (proc_run(argv, PROC_IN_NULL | PROC_OUT_CAPTURE | PROC_ERR_NULL, &out, NULL) != 0 ||
+	    !out)
 		return -1;
 	if (!strcmp(out, "found\n"))
 		return 1;
