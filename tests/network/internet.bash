@@ -43,7 +43,10 @@ start_internet() {
 	for name in "${!INET_HOSTS[@]}"; do
 		INET_ADDR[$name]=$INET_NET.${INET_HOSTS[$name]}
 		ip -n "$INET_NS" addr add "${INET_ADDR[$name]}/32" dev "$peer"
-		args+=("--address=/$name/${INET_ADDR[$name]}")
+		# And an IPv6 address nobody holds, as real hosts have one: a
+		# refused AAAA query fails the whole lookup for musl's resolver
+		# (Codex CLI's), where the real internet answers it.
+		args+=("--address=/$name/${INET_ADDR[$name]}" "--address=/$name/fd5a:5a5a::${INET_HOSTS[$name]}")
 	done
 	# Every name under .test answers, so that a query that reached it
 	# would succeed: only sandy's resolver keeps them out.
