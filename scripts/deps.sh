@@ -26,9 +26,11 @@ if [ ${#missing[@]} -gt 0 ]; then
 	apt-get update -qq
 	apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
-# The real agent CLI the end-to-end tests drive against a local stand-in of
-# its API. The npm registry is the one place it comes from here.
-if ! command -v claude >/dev/null 2>&1; then
-	echo "installing: @anthropic-ai/claude-code (npm)"
-	npm install -g --no-fund --no-audit @anthropic-ai/claude-code >/dev/null
-fi
+# The real agent CLIs the end-to-end tests drive against a local stand-in
+# of their APIs. The npm registry is the one place they come from here.
+for cli in claude=@anthropic-ai/claude-code codex=@openai/codex gemini=@google/gemini-cli; do
+	if ! command -v "${cli%%=*}" >/dev/null 2>&1; then
+		echo "installing: ${cli#*=} (npm)"
+		npm install -g --no-fund --no-audit "${cli#*=}" >/dev/null
+	fi
+done
