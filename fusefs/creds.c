@@ -73,6 +73,32 @@ void sfs_creds_enter_ids(fuse_req_t req, struct sfs_creds *saved)
 	}
 }
 
+void sfs_creds_pause(struct sfs_creds_pause *p)
+{
+	p->paused = false;
+	if (!creds_switchable)
+		return;
+	p->uid = (uid_t)setfsuid((uid_t)-1);
+	p->gid = (gid_t)setfsgid((gid_t)-1);
+	if (p->uid != 0 || p->gid != 0) {
+		setfsuid(0);
+		setfsgid(0);
+		p->paused = true;
+	}
+}
+
+void sfs_creds_resume(struct sfs_creds_pause *p)
+{
+	int e = errno;
+
+	if (p->paused) {
+		setfsgid(p->gid);
+		setfsuid(p->uid);
+		p->paused = false;
+	}
+	errno = e;
+}
+
 void sfs_creds_leave(struct sfs_creds *saved)
 {
 	int e = errno;

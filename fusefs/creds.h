@@ -28,6 +28,18 @@ int sfs_creds_enter(fuse_req_t req, struct sfs_creds *saved);
  * opened: quotas and reserved blocks count as they would natively, and
  * the groups were settled by the open. */
 void sfs_creds_enter_ids(fuse_req_t req, struct sfs_creds *saved);
+/* For a moment the daemon's own fsuid and fsgid again, inside a request
+ * that runs as its caller: for what the kernel allowed the caller once
+ * already (keeping a descriptor of a file it opened). sfs_creds_resume
+ * gives the caller's back. */
+struct sfs_creds_pause {
+	bool paused;
+	uid_t uid;
+	gid_t gid;
+};
+void sfs_creds_pause(struct sfs_creds_pause *p);
+void sfs_creds_resume(struct sfs_creds_pause *p);
+
 /* Undoes what the enter switched. */
 void sfs_creds_leave(struct sfs_creds *saved);
 #define cleanup_creds __attribute__((cleanup(sfs_creds_leave)))

@@ -255,12 +255,18 @@ int fs_keep_before_removal(struct sfs_fs *fs, int dirfd, const char *name,
 	if (S_ISREG(st->st.st_mode) && !fs->no_open && info.handles == 0)
 		return -1;
 	/* A directory too: a process may sit in it (its cwd) and still stat
-	 * it, as natively. */
+	 * it, as natively. The daemon's own credentials open it: the
+	 * descriptors it will serve were allowed by the kernel at their open,
+	 * whatever the mode says now (a file created 0444 for writing), and
+	 * every change through it is still judged. */
+	struct sfs_creds_pause pause;
+	sfs_creds_pause(&pause);
 	int fd = S_ISDIR(st->st.st_mode)
 			 ? -1
 			 : openat(dirfd, name, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
 		fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	sfs_creds_resume(&pause);
 	struct sfs_stat now;
 	if (fd >= 0 && (sfs_stat_fd(fd, &now) < 0 || !sfs_node_matches(fs->table, *node, &now))) {
 		close(fd);

@@ -5346,6 +5346,62 @@ static void c_access_modes(struct ctx *ctx)
 	R("access dir W_OK", access("d", W_OK));
 }
 
+/* Files created for writing with a mode that forbids opening them again
+ * (0400, 0444, 0000), then unlinked or replaced by a rename over their
+ * name, and used through the descriptor that created them: the
+ * permission was checked once, at the open, as natively. */
+static void removed_readonly_body(struct ctx *ctx)
+{
+	static const mode_t modes[] = {0400, 0444, 0000};
+	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
+		if (modes[i] == 0 && !g_root) {
+			obs(ctx, "# mode 0000: not compared with an unprivileged daemon, which "
+				 "cannot open the file to keep it (docs/DESIGN.md, Credentials)");
+			continue;
+		}
+		for (int replace = 0; replace < 2; replace++) {
+			obs(ctx, "mode %04o, %s:", (unsigned)modes[i],
+			    replace ? "renamed over" : "unlinked");
+			int fd = RFD("create", open("u/f", O_CREAT | O_EXCL | O_RDWR, modes[i]));
+			if (fd < 0)
+				continue;
+			R("write", write(fd, "first", 5));
+			if (replace) {
+				int o = RFD("create other",
+					    open("u/o", O_CREAT | O_EXCL | O_WRONLY, 0644));
+				if (o >= 0)
+					close(o);
+				R("rename over", rename("u/o", "u/f"));
+			} else {
+				R("unlink", unlink("u/f"));
+			}
+			fst(ctx, "fstat", fd);
+			R("write", write(fd, "+second", 7));
+			R("pwrite", pwrite(fd, "F", 1, 0));
+			R("fsync", fsync(fd));
+			R("fdatasync", fdatasync(fd));
+			R("ftruncate", ftruncate(fd, 9));
+			R("fchmod 0600", fchmod(fd, 0600));
+			struct timespec ts[2] = {{1000, 0}, {2000, 0}};
+			R("futimens", futimens(fd, ts));
+			fst(ctx, "fstat", fd);
+			fdcat(ctx, "read", fd);
+			R("close", close(fd));
+			unlink("u/f");
+		}
+	}
+	ls(ctx, "host ls", hp(ctx, "u"));
+}
+
+static void c_removed_readonly(struct ctx *ctx)
+{
+	caller_dir(ctx, "u");
+	if (ctx->root)
+		as_caller(ctx, removed_readonly_body);
+	else
+		removed_readonly_body(ctx);
+}
+
 /* ======================================================================== */
 /* The case table */
 
@@ -5358,6 +5414,7 @@ static const struct tcase cases[] = {
 	{"o_direct", c_o_direct, NULL, 0, 0},
 	{"link_counts", c_link_counts, NULL, 0, 0},
 	{"unlink_open_file", c_unlink_open, NULL, 0, 0},
+	{"removed_readonly_open", c_removed_readonly, NULL, 0, NEED_CALLER},
 	{"append_two_fds", c_append_two_fds, NULL, 0, 0},
 	{"append_concurrent", c_append_concurrent, NULL, 0, 0},
 	{"truncate", c_truncate, NULL, 0, 0},
