@@ -2,6 +2,7 @@
  * and /proc/self/fd for xattrs; the portable flavour (macOS, and Linux with
  * -Dportable_fallback=true) uses plain POSIX *at() calls with O_NOFOLLOW. */
 #include "compat.h"
+#include "creds.h"
 #include "common/util.h"
 
 #include <errno.h>
@@ -217,11 +218,30 @@ static int attr_target_open(int dirfd, const char *name, struct attr_target *t)
 {
 	struct stat st;
 
+#ifndef SANDYFS_PORTABLE_FALLBACK
+	/* Reached with the daemon's own credentials: the kernel walked
+	 * there as the caller already (or the caller holds the file open,
+	 * whose directory it need not be able to search). The call through
+	 * the descriptor is the caller's, with the file's own checks. */
+	struct sfs_creds_pause pause;
+	sfs_creds_pause(&pause);
+	int sr = fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 ? -errno : 0;
+	t->fd = sr == 0 && !S_ISLNK(st.st_mode)
+			? openat(dirfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC)
+			: -1;
+	int e = errno;
+	sfs_creds_resume(&pause);
+	if (sr < 0)
+		return sr;
+	if (S_ISLNK(st.st_mode))
+		return -EPERM;
+	if (t->fd < 0)
+		return e == ELOOP ? -EPERM : -e;
+#else
 	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return -errno;
 	if (S_ISLNK(st.st_mode))
 		return -EPERM;
-#ifdef SANDYFS_PORTABLE_FALLBACK
 	/* A FIFO, socket or device has no user xattrs to show (as on Linux)
 	 * and is not opened to find out. */
 	if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
@@ -229,11 +249,9 @@ static int attr_target_open(int dirfd, const char *name, struct attr_target *t)
 	t->fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (t->fd < 0 && errno == EACCES && S_ISREG(st.st_mode))
 		t->fd = openat(dirfd, name, O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-#else
-	t->fd = openat(dirfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-#endif
 	if (t->fd < 0)
 		return errno == ELOOP ? -EPERM : -errno;
+#endif
 	snprintf(t->path, sizeof(t->path), "/proc/self/fd/%d", t->fd);
 	return 0;
 }
@@ -248,14 +266,48 @@ static ssize_t attr_target_done(struct attr_target *t, ssize_t r)
 
 int sfs_chmod_at(int dirfd, const char *name, mode_t mode)
 {
-#ifdef SANDYFS_PORTABLE_FALLBACK
 	struct attr_target t;
 	int r = attr_target_open(dirfd, name, &t);
+#ifdef SANDYFS_PORTABLE_FALLBACK
 	if (r < 0)
 		return r == -EPERM || r == -ENOTSUP ? -EOPNOTSUPP : r;
 	return (int)attr_target_done(&t, fchmod(t.fd, mode));
 #else
-	return neg_errno(fchmodat(dirfd, name, mode, AT_SYMLINK_NOFOLLOW));
+	if (r == -EPERM) /* a symlink, which has no mode of its own here */
+		return neg_errno(fchmodat(dirfd, name, mode, AT_SYMLINK_NOFOLLOW));
+	if (r < 0)
+		return r;
+	return (int)attr_target_done(&t, chmod(t.path, mode));
+#endif
+}
+
+int sfs_chown_at(int dirfd, const char *name, uid_t uid, gid_t gid)
+{
+#ifdef SANDYFS_PORTABLE_FALLBACK
+	return neg_errno(fchownat(dirfd, name, uid, gid, AT_SYMLINK_NOFOLLOW));
+#else
+	struct attr_target t;
+	int r = attr_target_open(dirfd, name, &t);
+	if (r == -EPERM)
+		return neg_errno(fchownat(dirfd, name, uid, gid, AT_SYMLINK_NOFOLLOW));
+	if (r < 0)
+		return r;
+	return (int)attr_target_done(&t, fchownat(t.fd, "", uid, gid, AT_EMPTY_PATH));
+#endif
+}
+
+int sfs_utimens_at(int dirfd, const char *name, const struct timespec tv[2])
+{
+#ifdef SANDYFS_PORTABLE_FALLBACK
+	return neg_errno(utimensat(dirfd, name, tv, AT_SYMLINK_NOFOLLOW));
+#else
+	struct attr_target t;
+	int r = attr_target_open(dirfd, name, &t);
+	if (r == -EPERM)
+		return neg_errno(utimensat(dirfd, name, tv, AT_SYMLINK_NOFOLLOW));
+	if (r < 0)
+		return r;
+	return (int)attr_target_done(&t, utimensat(AT_FDCWD, t.path, tv, 0));
 #endif
 }
 

@@ -41,8 +41,14 @@ int sfs_stat_at(int dirfd, const char *name, struct sfs_stat *out);
 /* fstat of an open fd, with the birth time where available. */
 int sfs_stat_fd(int fd, struct sfs_stat *out);
 
-/* chmod of NAME without following it if it is a symlink. */
+/* chmod, chown and utimensat of NAME without following it if it is a
+ * symlink. On Linux, NAME is reached with the daemon's own credentials
+ * (sfs_creds_pause) and changed with the calling thread's: the caller
+ * the kernel let there, or that holds the file open, need not be able
+ * to search its directory, as natively. */
 int sfs_chmod_at(int dirfd, const char *name, mode_t mode);
+int sfs_chown_at(int dirfd, const char *name, uid_t uid, gid_t gid);
+int sfs_utimens_at(int dirfd, const char *name, const struct timespec tv[2]);
 
 /* Extended attributes of NAME, never following a symlink. On the fallback
  * they go through an fd opened for reading; symlinks answer EPERM there

@@ -321,12 +321,27 @@ void sfs_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 void sfs_fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
 {
 	SFS_TIME_REQUEST(&fs_of(req)->stats, FSYNCDIR);
+	struct sfs_fs *fs = fs_of(req);
+	struct sfs_node *n = fs_node_of(req, ino);
 	struct sfs_dir_handle *d = dir_handle(fi);
-	int fd = d ? dirfd(d->dp)
-		   : fs_open_node(fs_of(req), fs_node_of(req, ino), O_RDONLY | O_DIRECTORY);
+	struct sfs_node_info info;
+	bool owned = false;
+	int fd;
+
+	/* Removed while open: the descriptor kept for it then (a removed
+	 * directory is still fsync'able natively). */
+	sfs_node_info(fs->table, n, &info);
+	if (d) {
+		fd = dirfd(d->dp);
+	} else if (info.orphan_fd >= 0) {
+		fd = info.orphan_fd;
+	} else {
+		fd = fs_open_node(fs, n, O_RDONLY | O_DIRECTORY);
+		owned = fd >= 0;
+	}
 	int r = fd < 0 ? fd : ((datasync ? fdatasync(fd) : fsync(fd)) < 0 ? -errno : 0);
 
-	if (!d && fd >= 0)
+	if (owned)
 		close(fd);
 	fuse_reply_err(req, -r);
 }

@@ -474,11 +474,11 @@ static int apply_setattr(fuse_req_t req, struct sfs_fs *fs, struct sfs_node *n,
 		uid_t uid = (valid & FUSE_SET_ATTR_UID) ? attr->st_uid : (uid_t)-1;
 		gid_t gid = (valid & FUSE_SET_ATTR_GID) ? attr->st_gid : (gid_t)-1;
 		if (by_fd)
-			r = fchown(fd, uid, gid);
+			r = fchown(fd, uid, gid) < 0 ? -errno : 0;
 		else
-			r = fchownat(loc.dir.fd, loc.name, uid, gid, AT_SYMLINK_NOFOLLOW);
+			r = sfs_chown_at(loc.dir.fd, loc.name, uid, gid);
 		if (r < 0)
-			return -errno;
+			return r;
 	}
 	if ((valid & FUSE_SET_ATTR_SIZE) && ftruncate(io.fd, attr->st_size) < 0)
 		return -errno;
@@ -493,11 +493,11 @@ static int apply_setattr(fuse_req_t req, struct sfs_fs *fs, struct sfs_node *n,
 		else if (valid & FUSE_SET_ATTR_MTIME)
 			tv[1] = attr->st_mtim;
 		if (by_fd)
-			r = futimens(fd, tv);
+			r = futimens(fd, tv) < 0 ? -errno : 0;
 		else
-			r = utimensat(loc.dir.fd, loc.name, tv, AT_SYMLINK_NOFOLLOW);
+			r = sfs_utimens_at(loc.dir.fd, loc.name, tv);
 		if (r < 0)
-			return -errno;
+			return r;
 	}
 	return 0;
 }

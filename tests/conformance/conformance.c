@@ -5393,6 +5393,85 @@ static void removed_readonly_body(struct ctx *ctx)
 	ls(ctx, "host ls", hp(ctx, "u"));
 }
 
+/* An open file whose directory its owner can no longer search, and a
+ * second hard link's name outside it: what goes through the descriptor
+ * or the other name needs no search of that directory, as natively. */
+static void unsearchable_fd(struct ctx *ctx)
+{
+	struct timespec ts[2] = {{1000, 0}, {2000, 0}};
+	int fd = RFD("create", open("u/d/f", O_CREAT | O_EXCL | O_RDWR, 0644));
+	if (fd < 0)
+		return;
+	R("chmod u/d 0", chmod("u/d", 0));
+	R("write", write(fd, "data", 4));
+	R("fchmod 0600", fchmod(fd, 0600));
+	R("futimens", futimens(fd, ts));
+	R("fsetxattr", fsetxattr(fd, "user.k", "v", 1, 0));
+	char v[8];
+	R("fgetxattr", fgetxattr(fd, "user.k", v, sizeof(v)));
+	R("fchown own ids", fchown(fd, geteuid(), getegid()));
+	R("fsync", fsync(fd));
+	R("ftruncate", ftruncate(fd, 2));
+	fst(ctx, "fstat", fd);
+	R("close", close(fd));
+	R("chmod u/d back", chmod("u/d", 0755));
+	st(ctx, "host f", hp(ctx, "u/d/f"));
+}
+
+/* The other name made first, the first name looked up last. */
+static void unsearchable_other_name(struct ctx *ctx)
+{
+	struct timespec ts[2] = {{1000, 0}, {2000, 0}};
+	put(ctx, "u/d/g", "g", 0644);
+	R("link", link("u/d/g", "u/h"));
+	struct stat s;
+	R("stat the first name", stat("u/d/g", &s));
+	R("chmod u/d 0", chmod("u/d", 0));
+	R("chmod the other name 0640", chmod("u/h", 0640));
+	char list[64];
+	R("listxattr the other name", listxattr("u/h", list, sizeof(list)));
+	R("setxattr the other name", setxattr("u/h", "user.k", "w", 1, 0));
+	R("utimensat the other name", utimensat(AT_FDCWD, "u/h", ts, 0));
+	st(ctx, "stat the other name", "u/h");
+	R("chmod u/d back", chmod("u/d", 0755));
+	st(ctx, "host g", hp(ctx, "u/d/g"));
+}
+
+static void unsearchable_dir_body(struct ctx *ctx)
+{
+	must(ctx, mkdir("u/d", 0755) == 0, "mkdir u/d");
+	if (g_root)
+		unsearchable_fd(ctx);
+	else
+		obs(ctx, "# changes through a descriptor in an unsearchable directory: not "
+			 "compared with an unprivileged daemon, which cannot search it either "
+			 "(docs/DESIGN.md, Credentials)");
+	unsearchable_other_name(ctx);
+}
+
+static void c_unsearchable_dir(struct ctx *ctx)
+{
+	caller_dir(ctx, "u");
+	if (ctx->root)
+		as_caller(ctx, unsearchable_dir_body);
+	else
+		unsearchable_dir_body(ctx);
+}
+
+/* A directory open while it is removed: fsync and fstat still answer. */
+static void c_fsync_removed_dir(struct ctx *ctx)
+{
+	must(ctx, mkdir("d", 0755) == 0, "mkdir d");
+	int fd = RFD("open d", open("d", O_RDONLY | O_DIRECTORY));
+	if (fd < 0)
+		return;
+	R("rmdir d", rmdir("d"));
+	R("fsync", fsync(fd));
+	R("fdatasync", fdatasync(fd));
+	fst(ctx, "fstat", fd);
+	R("close", close(fd));
+}
+
 static void c_removed_readonly(struct ctx *ctx)
 {
 	caller_dir(ctx, "u");
@@ -5415,6 +5494,8 @@ static const struct tcase cases[] = {
 	{"link_counts", c_link_counts, NULL, 0, 0},
 	{"unlink_open_file", c_unlink_open, NULL, 0, 0},
 	{"removed_readonly_open", c_removed_readonly, NULL, 0, NEED_CALLER},
+	{"fsync_removed_dir", c_fsync_removed_dir, NULL, 0, 0},
+	{"open_file_unsearchable_dir", c_unsearchable_dir, NULL, 0, NEED_CALLER},
 	{"append_two_fds", c_append_two_fds, NULL, 0, 0},
 	{"append_concurrent", c_append_concurrent, NULL, 0, 0},
 	{"truncate", c_truncate, NULL, 0, 0},
