@@ -186,7 +186,7 @@ for l in open(sys.argv[1]):
         assert s["stream"]["job"] == "sandy" and s["stream"]["session"] and s["stream"]["verdict"]' "$base/loki.jsonl"
 
 # podman (rootful): the same gateway, its image copied from docker's store.
-if ENGINE=podman "$SANDY_SRC/launcher/container/busybox-image.sh" "$TEST_IMAGE" >/dev/null 2>&1 &&
+if ENGINE=podman "$SANDY_SRC/launcher/container/busybox-image.sh" "$TEST_IMAGE" git ssh-add >/dev/null 2>&1 &&
 	{ podman image inspect sandy-gateway:latest >/dev/null 2>&1 ||
 		docker save sandy-gateway:latest | podman load >/dev/null 2>&1; }; then
 	ok "podman has the test image and the gateway image"
