@@ -475,9 +475,13 @@ struct sfs_node *sfs_table_intern(struct sfs_table *t, struct sfs_node *parent, 
 {
 	pthread_mutex_lock(&t->lock);
 	struct sfs_node *n = hash_find(t, st);
-	if (n && !same_inode(n, st)) {
-		/* The host reused the inode number: the old node lives on
-		 * until the kernel forgets it, but is never found again. */
+	bool in_store = store_base || parent->in_store;
+	/* The host reused the inode number, or the inode moved between
+	 * SOURCE and the store (a directory renamed to a private name, as
+	 * cargo makes target/): the old node lives on until the kernel
+	 * forgets it, but is never found again. A new node is a new inode
+	 * to the kernel, which drops what it cached of the old one. */
+	if (n && (!same_inode(n, st) || n->in_store != in_store || n->store_base != store_base)) {
 		hash_remove(t, n);
 		n = NULL;
 	}
@@ -509,7 +513,7 @@ struct sfs_node *sfs_table_intern(struct sfs_table *t, struct sfs_node *parent, 
 		n->overlay_fd = -1;
 		n->orphan_fd = -1;
 		n->store_base = store_base;
-		n->in_store = store_base || parent->in_store;
+		n->in_store = in_store;
 		/* Nothing in the store is owned: everything there is private. */
 		n->owned = n->in_store ? 0 : -1;
 		n->mirror = n->in_store ? 0 : -1;
@@ -607,13 +611,38 @@ void sfs_table_note_unlink(struct sfs_table *t, struct sfs_node *parent, const c
 	pthread_mutex_unlock(&t->lock);
 }
 
+/* Whether A is N or lies below it. Lock held. */
+static bool is_below(const struct sfs_node *a, const struct sfs_node *n)
+{
+	for (int depth = 0; a && depth <= MAX_DEPTH; a = a->parent, depth++)
+		if (a == n)
+			return true;
+	return false;
+}
+
 void sfs_table_note_moved_away(struct sfs_table *t, struct sfs_node *parent, const char *name,
-			       const struct sfs_stat *st)
+			       const struct sfs_stat *st, struct sfs_node *newparent,
+			       const char *newname)
 {
 	pthread_mutex_lock(&t->lock);
 	struct sfs_node *n = st ? hash_find(t, st) : NULL;
-	if (n)
+	if (n && !has_name(n, parent, name))
+		n = NULL;
+	if (n && n->type == S_IFDIR && n->naliases == 0) {
+		name_moved(t, n, parent, name, newparent, newname);
+		n->store_base = !newparent->in_store;
+		/* Everything in the store is private: nothing owned, no
+		 * mirror of its own. */
+		for (struct sfs_node *m = t->all.all_next; m != &t->all; m = m->all_next) {
+			if (m->in_store || !is_below(m, n))
+				continue;
+			m->in_store = true;
+			m->owned = 0;
+			m->mirror = 0;
+		}
+	} else if (n) {
 		name_gone(t, n, parent, name, false);
+	}
 	pthread_mutex_unlock(&t->lock);
 }
 

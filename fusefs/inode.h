@@ -85,11 +85,14 @@ void sfs_table_forget(struct sfs_table *t, struct sfs_node *n, uint64_t nlookup)
  * the inode at the name before the change (NULL when there was none). */
 void sfs_table_note_unlink(struct sfs_table *t, struct sfs_node *parent, const char *name,
 			   const struct sfs_stat *st);
-/* PARENT/NAME (ST) moved out of the table's tree (from SOURCE into the
- * store): the node loses the name, and the kernel, told ESTALE, looks it
- * up again where it is now. */
+/* PARENT/NAME (ST) moved from SOURCE into the store as NEWPARENT/NEWNAME:
+ * a directory keeps its node (the kernel goes on using it, as cargo does
+ * the target/ it renamed into place), it and every node below it now in
+ * the store; anything else loses the name, and the kernel, told ESTALE,
+ * looks it up again where it is now. */
 void sfs_table_note_moved_away(struct sfs_table *t, struct sfs_node *parent, const char *name,
-			       const struct sfs_stat *st);
+			       const struct sfs_stat *st, struct sfs_node *newparent,
+			       const char *newname);
 void sfs_table_note_rename(struct sfs_table *t, struct sfs_node *oldparent, const char *oldname,
 			   const struct sfs_stat *old_st, struct sfs_node *newparent,
 			   const char *newname, const struct sfs_stat *new_st, bool exchange);

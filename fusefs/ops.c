@@ -958,7 +958,8 @@ static void sfs_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse
 		sfs_table_note_unlink(fs->table, fs_node_of(req, newparent), newname,
 				      new_known ? &new_st : NULL);
 		sfs_table_note_moved_away(fs->table, fs_node_of(req, parent), name,
-					  old_known ? &old_st : NULL);
+					  old_known ? &old_st : NULL, fs_node_of(req, newparent),
+					  newname);
 		name_removed(fs, false, &old_st);
 	} else if (r == 0) {
 		sfs_table_note_rename(fs->table, fs_node_of(req, parent), name,

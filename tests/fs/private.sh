@@ -91,6 +91,35 @@ check "find -name finds a file inside a private directory" \
 	eval '[ "$(find "$mnt" -name pkg.js)" = "$mnt/node_modules/pkg.js" ]'
 check "du counts into it" eval 'du -s "$mnt/node_modules" >/dev/null'
 
+# A directory made in SOURCE and renamed to a private name, then used at
+# once through the name the kernel keeps, as cargo makes target/: every
+# step answers, and it all lands in the store, none in SOURCE.
+moved=$(python3 -c '
+import errno, os, shutil, sys
+m = sys.argv[1]
+fails = []
+for i in range(200):
+    tmp = os.path.join(m, "sub", ".tmp%d" % i)
+    os.mkdir(tmp)
+    with open(os.path.join(tmp, "CACHEDIR.TAG"), "w") as f:
+        f.write("tag")
+    os.rename(tmp, os.path.join(m, "sub", "node_modules"))
+    for what, fn in (("mkdir", lambda: os.mkdir(os.path.join(m, "sub", "node_modules", "debug"))),
+                     ("listdir", lambda: os.listdir(os.path.join(m, "sub", "node_modules"))),
+                     ("stat", lambda: os.stat(os.path.join(m, "sub", "node_modules", "CACHEDIR.TAG")))):
+        try:
+            fn()
+        except OSError as e:
+            fails.append("%d %s %s" % (i, what, errno.errorcode[e.errno]))
+    if i < 199:
+        shutil.rmtree(os.path.join(m, "sub", "node_modules"))
+print(" ".join(fails[:5]) or "all answered")
+' "$mnt")
+check_eq "a directory renamed to a private name is used at once, 200 times" "all answered" "$moved"
+check "... and is in the store" test -f "$store/tree/sub/node_modules/CACHEDIR.TAG" -a \
+	-d "$store/tree/sub/node_modules/debug"
+check "... not in SOURCE" test ! -e "$src/sub/node_modules" -a ! -e "$src/sub/.tmp199"
+
 check_eq "SOURCE's own node_modules is untouched" host "$(cat "$src/node_modules/host-only/index.js")"
 check "SOURCE's own sub/__pycache__ is still there" test -d "$src/sub/__pycache__"
 check "and nothing of the mount's reached SOURCE's node_modules" \
