@@ -238,19 +238,28 @@ static int attr_target_open(int dirfd, const char *name, struct attr_target *t)
 	if (t->fd < 0)
 		return e == ELOOP ? -EPERM : -e;
 #else
-	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-		return -errno;
-	if (S_ISLNK(st.st_mode))
-		return -EPERM;
+	/* Opened with the daemon's own credentials too (see above): the
+	 * file's own checks are made by the call through the fd, as the
+	 * caller. */
+	struct sfs_creds_pause pause;
+	sfs_creds_pause(&pause);
+	int sr = fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 ? -errno : 0;
 	/* A FIFO, socket or device has no user xattrs to show (as on Linux)
 	 * and is not opened to find out. */
-	if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
-		return -ENOTSUP;
-	t->fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-	if (t->fd < 0 && errno == EACCES && S_ISREG(st.st_mode))
-		t->fd = openat(dirfd, name, O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-	if (t->fd < 0)
-		return errno == ELOOP ? -EPERM : -errno;
+	if (sr == 0 && S_ISLNK(st.st_mode))
+		sr = -EPERM;
+	else if (sr == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
+		sr = -ENOTSUP;
+	if (sr == 0) {
+		t->fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+		if (t->fd < 0 && errno == EACCES && S_ISREG(st.st_mode))
+			t->fd = openat(dirfd, name, O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+		if (t->fd < 0)
+			sr = errno == ELOOP ? -EPERM : -errno;
+	}
+	sfs_creds_resume(&pause);
+	if (sr < 0)
+		return sr;
 #endif
 	snprintf(t->path, sizeof(t->path), "/proc/self/fd/%d", t->fd);
 	return 0;
@@ -281,32 +290,39 @@ int sfs_chmod_at(int dirfd, const char *name, mode_t mode)
 #endif
 }
 
+/* A symlink (EPERM) and, on the fallback, a FIFO, socket or device
+ * (ENOTSUP) are changed by name, as before. */
+static bool by_name(int r)
+{
+	return r == -EPERM || r == -ENOTSUP;
+}
+
 int sfs_chown_at(int dirfd, const char *name, uid_t uid, gid_t gid)
 {
-#ifdef SANDYFS_PORTABLE_FALLBACK
-	return neg_errno(fchownat(dirfd, name, uid, gid, AT_SYMLINK_NOFOLLOW));
-#else
 	struct attr_target t;
 	int r = attr_target_open(dirfd, name, &t);
-	if (r == -EPERM)
+	if (by_name(r))
 		return neg_errno(fchownat(dirfd, name, uid, gid, AT_SYMLINK_NOFOLLOW));
 	if (r < 0)
 		return r;
+#ifdef SANDYFS_PORTABLE_FALLBACK
+	return (int)attr_target_done(&t, fchown(t.fd, uid, gid));
+#else
 	return (int)attr_target_done(&t, fchownat(t.fd, "", uid, gid, AT_EMPTY_PATH));
 #endif
 }
 
 int sfs_utimens_at(int dirfd, const char *name, const struct timespec tv[2])
 {
-#ifdef SANDYFS_PORTABLE_FALLBACK
-	return neg_errno(utimensat(dirfd, name, tv, AT_SYMLINK_NOFOLLOW));
-#else
 	struct attr_target t;
 	int r = attr_target_open(dirfd, name, &t);
-	if (r == -EPERM)
+	if (by_name(r))
 		return neg_errno(utimensat(dirfd, name, tv, AT_SYMLINK_NOFOLLOW));
 	if (r < 0)
 		return r;
+#ifdef SANDYFS_PORTABLE_FALLBACK
+	return (int)attr_target_done(&t, futimens(t.fd, tv));
+#else
 	return (int)attr_target_done(&t, utimensat(AT_FDCWD, t.path, tv, 0));
 #endif
 }
