@@ -216,51 +216,36 @@ struct attr_target {
 
 static int attr_target_open(int dirfd, const char *name, struct attr_target *t)
 {
+	struct sfs_creds_pause pause;
 	struct stat st;
 
-#ifndef SANDYFS_PORTABLE_FALLBACK
 	/* Reached with the daemon's own credentials: the kernel walked
 	 * there as the caller already (or the caller holds the file open,
 	 * whose directory it need not be able to search). The call through
 	 * the descriptor is the caller's, with the file's own checks. */
-	struct sfs_creds_pause pause;
 	sfs_creds_pause(&pause);
-	int sr = fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 ? -errno : 0;
-	t->fd = sr == 0 && !S_ISLNK(st.st_mode)
-			? openat(dirfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC)
-			: -1;
-	int e = errno;
-	sfs_creds_resume(&pause);
-	if (sr < 0)
-		return sr;
-	if (S_ISLNK(st.st_mode))
-		return -EPERM;
-	if (t->fd < 0)
-		return e == ELOOP ? -EPERM : -e;
-#else
-	/* Opened with the daemon's own credentials too (see above): the
-	 * file's own checks are made by the call through the fd, as the
-	 * caller. */
-	struct sfs_creds_pause pause;
-	sfs_creds_pause(&pause);
-	int sr = fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 ? -errno : 0;
+	int r = fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 ? -errno : 0;
+	if (r == 0 && S_ISLNK(st.st_mode))
+		r = -EPERM;
+#ifdef SANDYFS_PORTABLE_FALLBACK
 	/* A FIFO, socket or device has no user xattrs to show (as on Linux)
 	 * and is not opened to find out. */
-	if (sr == 0 && S_ISLNK(st.st_mode))
-		sr = -EPERM;
-	else if (sr == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
-		sr = -ENOTSUP;
-	if (sr == 0) {
+	else if (r == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
+		r = -ENOTSUP;
+	if (r == 0) {
 		t->fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 		if (t->fd < 0 && errno == EACCES && S_ISREG(st.st_mode))
 			t->fd = openat(dirfd, name, O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-		if (t->fd < 0)
-			sr = errno == ELOOP ? -EPERM : -errno;
 	}
-	sfs_creds_resume(&pause);
-	if (sr < 0)
-		return sr;
+#else
+	if (r == 0)
+		t->fd = openat(dirfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 #endif
+	if (r == 0 && t->fd < 0)
+		r = errno == ELOOP ? -EPERM : -errno;
+	sfs_creds_resume(&pause);
+	if (r < 0)
+		return r;
 	snprintf(t->path, sizeof(t->path), "/proc/self/fd/%d", t->fd);
 	return 0;
 }
