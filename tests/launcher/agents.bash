@@ -82,6 +82,20 @@ refused() {
 	fi
 }
 
+# check_import NAME PROJECT: `sandy git import main` brings the agent's
+# commit "agent: hello" (with its src/hello.js) back as sandy/main, and the
+# host's own main stays where it was.
+check_import() {
+	local n=$1 p=$2 out
+	out=$(cd "$p" && "$SANDY" git import main 2>&1)
+	check_eq "$n: sandy git import main: exit status 0" 0 "$?" || diag "$out"
+	check_eq "$n: the commit is on the host as sandy/main" "agent: hello" \
+		"$(git -C "$p" log -1 --format=%s sandy/main 2>&1)"
+	check_eq "$n: with the agent's file" "exports.hello = () => 'hello';" \
+		"$(git -C "$p" show sandy/main:src/hello.js 2>&1)"
+	check_eq "$n: the host's checkout did not move" "init" "$(git -C "$p" log -1 --format=%s main)"
+}
+
 # run_agent NAME SANDY-OPTIONS... -- COMMAND...: runs the agent's command
 # through sandy; the status in $rc, its output in $base/NAME.out and
 # $base/NAME.err.

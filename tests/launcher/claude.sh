@@ -106,13 +106,7 @@ check "none2: Claude Code's own state is in the agent's home" \
 
 out=$(cd "$p1" && "$SANDY" git list 2>&1)
 check "sandy git list shows the agent's main with its commit" grep -q 'main' <<<"$out" || diag "$out"
-out=$(cd "$p1" && "$SANDY" git import main 2>&1)
-check_eq "sandy git import main: exit status 0" 0 "$?"
-check_eq "the commit is on the host as sandy/main" "agent: hello" \
-	"$(git -C "$p1" log -1 --format=%s sandy/main 2>&1)"
-check_eq "with the agent's file" "exports.hello = () => 'hello';" \
-	"$(git -C "$p1" show sandy/main:src/hello.js 2>&1)"
-check_eq "the host's checkout did not move" "init" "$(git -C "$p1" log -1 --format=%s main)"
+check_import none "$p1"
 
 # --- bubblewrap, the way sudo runs it -------------------------------------
 ensure_test_user
@@ -161,10 +155,7 @@ told docker2 1 "the agent's home persists into a second session" '^ok	remembered
 told docker2 2 "an address off the allowlist is unreachable" 'unreachable'
 told docker2 3 "a name off the allowlist does not resolve" 'unresolved'
 check_eq "blocked.test's server saw no request" 0 "$(http_hits blocked.test)"
-out=$(cd "$p3" && "$SANDY" git import main 2>&1)
-check_eq "docker: sandy git import main: exit status 0" 0 "$?"
-check_eq "docker: the commit is on the host as sandy/main" "agent: hello" \
-	"$(git -C "$p3" log -1 --format=%s sandy/main 2>&1)"
+check_import docker "$p3"
 
 # --- docker, the way sudo runs it -----------------------------------------
 p4=$base/docker-sudo

@@ -155,14 +155,7 @@ check_sessions() {
 	(cd "$p" && agent "$cli" "$n-2" "$@")
 	told "$n-2" 0 "the agent's repository persists into a second session" 'agent: hello'
 	told "$n-2" 1 "the agent's home persists into a second session" 'remembered'
-	local out
-	out=$(cd "$p" && "$SANDY" git import main 2>&1)
-	check_eq "$n: sandy git import main: exit status 0" 0 "$?" || diag "$out"
-	check_eq "$n: the commit is on the host as sandy/main" "agent: hello" \
-		"$(git -C "$p" log -1 --format=%s sandy/main 2>&1)"
-	check_eq "$n: with the agent's file" "exports.hello = () => 'hello';" \
-		"$(git -C "$p" show sandy/main:src/hello.js 2>&1)"
-	check_eq "$n: the host's checkout did not move" "init" "$(git -C "$p" log -1 --format=%s main)"
+	check_import "$n" "$p"
 }
 
 for cli in codex gemini; do
