@@ -48,8 +48,9 @@ static const struct sfs_rule rule_sym_loop = {
 	.key = "symlink",
 	.index = SFS_RULE_SYMLINK_LOOP,
 	.pattern = "",
-	.why = "the target passes through more than 40 symlinks, or a loop of them: the host "
-	       "would not resolve it (ELOOP), so where it leads cannot be judged",
+	.why = "the target passes through more than 40 symlinks without coming back to one "
+	       "it passed: the host would not resolve it (ELOOP), a resolver without that "
+	       "limit might, and where it would lead cannot be judged",
 };
 
 /* Fails closed: a target that cannot be followed is not made. */
@@ -130,6 +131,49 @@ static int splice(struct pending *pd, const char *target)
 	return 0;
 }
 
+/* Where a resolution stood after each hop: the directory it resolves from
+ * and what is left to resolve. Standing where it stood before, it goes
+ * round forever: the chain leads nowhere, for the kernel (ELOOP) and for
+ * any resolver, and every place on the round was judged. */
+struct seen {
+	struct {
+		char *s; /* the directory, a NUL, what is left */
+		size_t dirlen, len;
+	} v[SFS_SYMLINK_MAX_HOPS + 1];
+	size_t n;
+};
+
+/* 1 when DIR (DIRLEN bytes) with REST was seen before, else 0 after
+ * noting it; -ENOMEM. */
+static int seen_before(struct seen *sn, const char *dir, size_t dirlen, const char *rest)
+{
+	size_t rl = strlen(rest), len = dirlen + 1 + rl;
+
+	for (size_t i = 0; i < sn->n; i++)
+		if (sn->v[i].dirlen == dirlen && sn->v[i].len == len &&
+		    !memcmp(sn->v[i].s, dir, dirlen) && !memcmp(sn->v[i].s + dirlen + 1, rest, rl))
+			return 1;
+	if (sn->n == ARRAY_SIZE(sn->v))
+		return 0;
+	char *s = malloc(len + 1);
+	if (!s)
+		return -ENOMEM;
+	memcpy(s, dir, dirlen);
+	s[dirlen] = '\0';
+	memcpy(s + dirlen + 1, rest, rl + 1);
+	sn->v[sn->n].s = s;
+	sn->v[sn->n].dirlen = dirlen;
+	sn->v[sn->n].len = len;
+	sn->n++;
+	return 0;
+}
+
+static void seen_free(struct seen *sn)
+{
+	for (size_t i = 0; i < sn->n; i++)
+		free(sn->v[i].s);
+}
+
 static void check_chain(const struct sfs_policy *p, const char *linkpath, const char *target,
 			sfs_symlink_probe probe, void *ctx, char *path, size_t cap,
 			struct sfs_decision *out)
@@ -138,8 +182,9 @@ static void check_chain(const struct sfs_policy *p, const char *linkpath, const 
 	char hop[SFS_PATH_MAX];
 	size_t len = sfs_path_dirlen(linkpath);
 	int hops = 0;
+	struct seen *seen = calloc(1, sizeof(*seen));
 
-	if (!pd.s || len + 1 > cap) {
+	if (!pd.s || !seen || len + 1 > cap) {
 		sfs_symlink_refuse(out, &rule_sym_error);
 		goto done;
 	}
@@ -190,10 +235,15 @@ static void check_chain(const struct sfs_policy *p, const char *linkpath, const 
 		/* The link's target replaces it, resolved from its directory. */
 		len = sfs_path_dirlen(path);
 		path[len] = '\0';
-		if (splice(&pd, hop) < 0) {
+		int again = splice(&pd, hop);
+		if (again == 0)
+			again = seen_before(seen, path, len, pd.s);
+		if (again < 0) {
 			sfs_symlink_refuse(out, &rule_sym_error);
 			goto done;
 		}
+		if (again)
+			goto done; /* a loop, allowed as a link to nothing is */
 	}
 	/* ".." steps can end on a stricter directory without a push. */
 	if (len > 0) {
@@ -207,6 +257,9 @@ static void check_chain(const struct sfs_policy *p, const char *linkpath, const 
 		}
 	}
 done:
+	if (seen)
+		seen_free(seen);
+	free(seen);
 	free(pd.s);
 }
 

@@ -4,11 +4,10 @@
  * would, through every symlink of SOURCE on the way (at most
  * SFS_SYMLINK_MAX_HOPS of them, as the kernel's 40), judging every place
  * the resolution passes: a chain of links whose every hop the policy allows
- * is allowed; one that reaches an immutable, hidden, protected or overlay
- * name, or leaves SOURCE, anywhere, is refused. And the other way round:
- * which existing links a change of one name can redirect, so that they are
- * judged again before the change is made. Pure: what is a symlink is asked
- * of a probe (the mount asks SOURCE, the import a commit's tree).
+ * is allowed (a loop, which leads nowhere, too); one that reaches an immutable, hidden, protected
+ * or overlay name, or leaves SOURCE, anywhere, is refused. And the other way round: which existing
+ * links a change of one name can redirect, so that they are judged again before the change is made.
+ * Pure: what is a symlink is asked of a probe (the mount asks SOURCE, the import a commit's tree).
  */
 #ifndef SANDYFS_SYMCHAIN_H
 #define SANDYFS_SYMCHAIN_H
@@ -22,7 +21,10 @@
 #define SFS_SYMLINK_MAX_HOPS 40
 
 /* The index of the built-in symlink rule that refuses a chain of more than
- * SFS_SYMLINK_MAX_HOPS links, or a loop (key "symlink"). */
+ * SFS_SYMLINK_MAX_HOPS links (key "symlink"). A chain that comes back to
+ * where it stood (a loop) leads nowhere and is allowed, as a dangling link
+ * is: a change that would make it lead somewhere redirects it, and it is
+ * judged again then (sfs_symlink_affected). */
 #define SFS_RULE_SYMLINK_LOOP 3
 
 /*

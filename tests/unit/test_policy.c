@@ -1327,9 +1327,10 @@ struct probe_log {
 };
 
 static const char *const fake_links[][2] = {
-	{"a", "x/real"},    {"x/y", "../z"},	    {"p", ".envrc"},	{"q", ".vscode"},
-	{"o", "../.."},	    {"loop1", "loop2"},	    {"loop2", "loop1"}, {"abs", "/etc"},
-	{"d1", "deploy/x"}, {"chain1", "chain2/f"}, {"chain2", "c3"},	{"c3", "dir"},
+	{"a", "x/real"},    {"x/y", "../z"},	    {"p", ".envrc"},	      {"q", ".vscode"},
+	{"o", "../.."},	    {"loop1", "loop2"},	    {"loop2", "loop1"},	      {"abs", "/etc"},
+	{"d1", "deploy/x"}, {"chain1", "chain2/f"}, {"chain2", "c3"},	      {"c3", "dir"},
+	{"grow", "grow/a"}, {"self", "self"},	    {"lp1", "lp2/../.envrc"}, {"lp2", "lp1"},
 };
 
 static int fake_probe(void *ctx, const char *prefix, char *target, size_t cap)
@@ -1372,7 +1373,10 @@ static void test_symlink_probe(void)
 		{"l", "q/tasks.json", false, "through a symlink to .vscode"},
 		{"l", "sub/../p", false, "through '..' onto a symlink to .envrc"},
 		{"l", "o/x", false, "through a symlink that leaves SOURCE"},
-		{"l", "loop1", false, "into a loop of symlinks"},
+		{"l", "loop1", true, "into a loop of symlinks, which leads nowhere"},
+		{"l", "self", true, "a link to itself"},
+		{"l", "lp1", false, "a loop that leaves more to resolve at every round"},
+		{"l", "grow", false, "a chain that grows at every hop"},
 		{"l", "abs/passwd", false, "through a symlink with an absolute target"},
 		{"l", "d1/../prod", false, "through '..' after a symlink: deploy/prod, protected"},
 		{"l", "prod", true, "the same name without the symlink: prod, allowed"},
@@ -1392,9 +1396,14 @@ static void test_symlink_probe(void)
 	}
 	memset(&log, 0, sizeof(log));
 	sfs_policy_check_symlink(p, "l", "loop1", fake_probe, &log, &d);
+	ok(d.allowed && log.n == 3, "a loop is known for one once it comes round (%d probes)",
+	   log.n);
+	memset(&log, 0, sizeof(log));
+	sfs_policy_check_symlink(p, "l", "grow", fake_probe, &log, &d);
 	ok(!d.allowed && d.rule && d.rule->index == SFS_RULE_SYMLINK_LOOP &&
-		   strstr(d.why, "loop") && log.n == SFS_SYMLINK_MAX_HOPS + 1,
-	   "a loop is refused after %d hops, and the reason says so", SFS_SYMLINK_MAX_HOPS);
+		   strstr(d.why, "40 symlinks") && log.n == SFS_SYMLINK_MAX_HOPS + 1,
+	   "a chain of more than %d links is refused after that many, and the reason says so",
+	   SFS_SYMLINK_MAX_HOPS);
 	memset(&log, 0, sizeof(log));
 	sfs_policy_check_symlink(p, "l", "b/c/../d", fake_probe, &log, &d);
 	ok(d.allowed && log.n == 3 && !strcmp(log.asked[0], "b") && !strcmp(log.asked[1], "b/c") &&
