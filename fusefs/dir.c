@@ -243,6 +243,7 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t offset
 		const char *name = de->d_name;
 		off_t next = de->d_off;
 		struct fuse_entry_param e = {0};
+		bool plus_bare = false;
 		if (is_dot_or_dotdot(name)) {
 			e.attr.st_ino = de->d_ino;
 			e.attr.st_mode = (mode_t)de->d_type << 12;
@@ -261,11 +262,20 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t offset
 						 NULL);
 			if (r == -ENOENT) /* ... or removed on the host since */
 				continue;
+			/* A directory the daemon may read but not search
+			 * (an unprivileged daemon, mode r--): the names,
+			 * without attributes, which the kernel then asks
+			 * for by lookup, as readdir would give them. */
+			if (r == -EACCES && plus) {
+				e = (struct fuse_entry_param){0};
+				r = 0;
+				plus_bare = true;
+			}
 			if (r < 0) {
 				err = -r;
 				break;
 			}
-			if (!plus) {
+			if (!plus || plus_bare) {
 				e.attr.st_ino = de->d_ino;
 				e.attr.st_mode = (mode_t)de->d_type << 12;
 			}

@@ -41,20 +41,6 @@ struct sfs_fs {
 	struct sfs_deferred *deferred;
 	/* The kernel leaves the umask to us (POSIX ACLs, dont_mask). */
 	bool posix_acl;
-	/* Files just created, kept open a little while: with no_open the
-	 * kernel gets no handle from create (it would never release one),
-	 * yet the creator may go on writing a file whose mode lets nobody
-	 * open it for writing again (cp of a 0444 file, install -m 0).
-	 * Only an unprivileged daemon needs them: root opens such a file
-	 * again for each write. A kept fd holds a file removed behind the
-	 * daemon's back until 64 newer ones push it out. */
-	pthread_mutex_t created_lock;
-	struct created_fd {
-		const struct sfs_node *node;
-		uint64_t generation;
-		int fd, accmode;
-	} created[64];
-	unsigned created_next;
 	struct sfs_stats stats;
 };
 
@@ -175,11 +161,15 @@ int fs_keep_before_removal(struct sfs_fs *fs, int dirfd, const char *name,
 			   const struct sfs_stat *st, struct sfs_node **node);
 
 /* After the removal: the node takes the fd if it lost its last name. I/O
- * then goes to that fd (fs_io_fd_get), which lives as long as the kernel
- * knows the file; a created fd would only hold a deleted file's blocks
- * until 64 newer files pushed it out (a 1 GiB file written and removed in
- * a loop filled a tmpfs so). */
+ * then goes to that fd (fs_io_fd_get), or to the node's kept fd, and both
+ * live as long as the kernel knows the file: a file written and removed
+ * in a loop holds no blocks once the kernel forgets it. */
 void fs_keep_after_removal(struct sfs_fs *fs, struct sfs_node *node, int fd);
+
+/* Before N's mode goes from OLD to NEW: an unprivileged daemon that opens
+ * files without handles (no_open) keeps an fd of N while it may still
+ * open it, for the writes of whoever has it open (inode.h, kept fds). */
+void fs_keep_before_chmod(struct sfs_fs *fs, struct sfs_node *n, mode_t old, mode_t new);
 
 void sfs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi);
 void sfs_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,

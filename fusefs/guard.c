@@ -445,6 +445,24 @@ static bool is_symlink(DIR *dp, const struct dirent *de)
 	return fstatat(dirfd(dp), de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode);
 }
 
+/* A directory the rename moves that the daemon cannot list or search: what
+ * it holds cannot be judged at its new place, so the rename is refused, as
+ * the host said, and the audit log says why. Only a daemon without
+ * CAP_DAC_OVERRIDE meets one (the user's own, mode 0 or r-- or -wx). */
+static int refuse_unlistable(struct scan *s, int err)
+{
+	struct sfs_decision d;
+
+	if (err != EACCES && err != EPERM)
+		return -err;
+	sfs_policy_decide(s->g->policy, s->from, SFS_OP_LOOKUP, &d);
+	d.rule_file = "(built-in)";
+	d.rule_text = "";
+	d.why = "a directory the rename moves cannot be listed and searched by the daemon, "
+		"so what it holds cannot be judged where it would arrive";
+	return deny(s->g, s->c, s->from, "rename", s->to, &d, err);
+}
+
 /* Checks that every entry below FROM may leave it and arrive below TO. */
 static int scan_subtree(struct scan *s, int at_fd, size_t from_len, size_t to_len, int depth)
 {
@@ -452,15 +470,22 @@ static int scan_subtree(struct scan *s, int at_fd, size_t from_len, size_t to_le
 		return -EXDEV;
 	int fd = openat(at_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
-		return -errno;
+		return refuse_unlistable(s, errno);
 	DIR *dp = fdopendir(fd);
 	if (!dp) {
 		close_keep_errno(fd);
 		return -errno;
 	}
 	int r = 0;
-	struct dirent *de;
-	while (r == 0 && (de = readdir(dp))) {
+	while (r == 0) {
+		errno = 0;
+		struct dirent *de = readdir(dp);
+		if (!de) {
+			/* Entries not read are entries not judged. */
+			if (errno)
+				r = refuse_unlistable(s, errno);
+			break;
+		}
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
 		if (++s->entries > RENAME_SCAN_MAX_ENTRIES) {
@@ -488,7 +513,7 @@ static int scan_subtree(struct scan *s, int at_fd, size_t from_len, size_t to_le
 			int sub = openat(dirfd(dp), de->d_name,
 					 O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 			if (sub < 0) {
-				r = errno == ENOENT ? 0 : -errno;
+				r = errno == ENOENT ? 0 : refuse_unlistable(s, errno);
 			} else {
 				r = scan_subtree(s, sub, from_sub, to_sub, depth + 1);
 				close(sub);
@@ -522,7 +547,7 @@ static int check_move(struct sfs_guard *g, const struct sfs_caller *c, const cha
 	int fd = openat(subject->dirfd, subject->name,
 			O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0) {
-		r = -errno;
+		r = refuse_unlistable(s, errno);
 	} else {
 		r = scan_subtree(s, fd, strlen(s->from), strlen(s->to), 0);
 		close(fd);

@@ -1,6 +1,6 @@
 /* handle.c - open files, from the open or create that makes the kernel a
  * handle to its release: the handle and its deferred host open, the fds
- * kept for files just created or removed while open, the fd each I/O
+ * kept for files created or removed while open, the fd each I/O
  * request works on, and the handlers of that I/O (read, write, fsync,
  * fallocate, copy_file_range, lseek). The rules of ops.c hold here too. */
 #include "fs.h"
@@ -161,52 +161,6 @@ static void handle_free(struct fuse_file_info *fi)
 	fi->fh = 0;
 }
 
-static void keep_created(struct sfs_fs *fs, struct sfs_node *n, int fd, int accmode)
-{
-	struct sfs_node_info info;
-
-	sfs_node_info(fs->table, n, &info);
-	pthread_mutex_lock(&fs->created_lock);
-	struct created_fd *slot = &fs->created[fs->created_next++ % ARRAY_SIZE(fs->created)];
-	if (slot->fd >= 0)
-		close(slot->fd);
-	*slot = (struct created_fd){n, info.generation, fd, accmode};
-	pthread_mutex_unlock(&fs->created_lock);
-}
-
-/* A duplicate of the fd N was created with, if still kept and opened for
- * ACCMODE (or both ways); else -1. */
-static int created_dup(struct sfs_fs *fs, struct sfs_node *n, int accmode)
-{
-	struct sfs_node_info info;
-	int fd = -1;
-
-	sfs_node_info(fs->table, n, &info);
-	pthread_mutex_lock(&fs->created_lock);
-	for (size_t i = 0; i < ARRAY_SIZE(fs->created) && fd < 0; i++) {
-		struct created_fd *c = &fs->created[i];
-		if (c->fd >= 0 && c->node == n && c->generation == info.generation &&
-		    (c->accmode == accmode || c->accmode == O_RDWR))
-			fd = fcntl(c->fd, F_DUPFD_CLOEXEC, 3);
-	}
-	pthread_mutex_unlock(&fs->created_lock);
-	return fd;
-}
-
-/* Closes the fds kept since N was created. */
-static void created_drop(struct sfs_fs *fs, const struct sfs_node *n)
-{
-	pthread_mutex_lock(&fs->created_lock);
-	for (size_t i = 0; i < ARRAY_SIZE(fs->created); i++) {
-		struct created_fd *c = &fs->created[i];
-		if (c->fd >= 0 && c->node == n) {
-			close(c->fd);
-			c->fd = -1;
-		}
-	}
-	pthread_mutex_unlock(&fs->created_lock);
-}
-
 int fs_io_fd_get(struct sfs_fs *fs, struct sfs_node *n, const struct fuse_file_info *fi, int flags,
 		 struct io_fd *io)
 {
@@ -217,11 +171,17 @@ int fs_io_fd_get(struct sfs_fs *fs, struct sfs_node *n, const struct fuse_file_i
 	if (io->fd != 0)
 		return io->fd < 0 ? io->fd : 0;
 	sfs_node_info(fs->table, n, &info);
-	if (info.overlay_fd >= 0 || info.orphan_fd >= 0) {
-		io->fd = info.overlay_fd >= 0 ? info.overlay_fd : info.orphan_fd;
+	if (info.overlay_fd >= 0) {
+		io->fd = info.overlay_fd;
 		return 0;
 	}
-	io->fd = created_dup(fs, n, flags & O_ACCMODE);
+	/* Before the orphan fd, which may be read-only where the kept one
+	 * was opened for writing (a 0444 file the daemon cannot reopen). */
+	io->fd = sfs_node_kept_dup(fs->table, n, flags & O_ACCMODE);
+	if (io->fd < 0 && info.orphan_fd >= 0) {
+		io->fd = info.orphan_fd;
+		return 0;
+	}
 	if (io->fd < 0)
 		io->fd = fs_open_node(fs, n, flags | O_NONBLOCK);
 	if (io->fd < 0)
@@ -277,13 +237,26 @@ int fs_keep_before_removal(struct sfs_fs *fs, int dirfd, const char *name,
 
 void fs_keep_after_removal(struct sfs_fs *fs, struct sfs_node *node, int fd)
 {
-	if (fd >= 0) {
-		if (sfs_node_adopt_orphan_fd(fs->table, node, fd))
-			created_drop(fs, node);
-		else
-			close(fd);
-	}
+	if (fd >= 0 && !sfs_node_adopt_orphan_fd(fs->table, node, fd))
+		close(fd);
 	sfs_node_unpin(fs->table, node);
+}
+
+void fs_keep_before_chmod(struct sfs_fs *fs, struct sfs_node *n, mode_t old, mode_t new)
+{
+	/* Root opens the file again whatever its mode; with handles, the
+	 * handle's fd was opened at the open. */
+	if (!fs->no_open || sfs_creds_switching() || !S_ISREG(old) || !(old & ~new & 0666) ||
+	    sfs_node_has_kept_fd(fs->table, n))
+		return;
+	int accmode = O_RDWR;
+	int fd = fs_open_node(fs, n, O_RDWR | O_NONBLOCK);
+	for (int i = 0; fd < 0 && i < 2; i++) {
+		accmode = i == 0 ? O_WRONLY : O_RDONLY;
+		fd = fs_open_node(fs, n, accmode | O_NONBLOCK);
+	}
+	if (fd >= 0)
+		sfs_node_keep_fd(fs->table, n, fd, accmode);
 }
 
 /* Host open flags for a kernel open request. O_DIRECT is dropped: the
@@ -408,7 +381,7 @@ void sfs_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode
 	if (fs->no_open && sfs_creds_switching()) {
 		close(fd);
 	} else if (fs->no_open) {
-		keep_created(fs, fs_node_of(req, e.ino), fd, fi->flags & O_ACCMODE);
+		sfs_node_keep_fd(fs->table, fs_node_of(req, e.ino), fd, fi->flags & O_ACCMODE);
 	} else if ((r = handle_new(fi, fd, 0)) < 0) {
 		/* The file exists now; the kernel learns of it at its next
 		 * lookup. */

@@ -59,6 +59,10 @@ struct sfs_node {
 	int overlay_fd;	  /* served instead of SOURCE's file, or -1 (not owned) */
 	int orphan_fd;	  /* the file after its last name went, or -1 (owned) */
 	unsigned handles; /* file handles the kernel holds (open, create) */
+	/* An fd of the file opened as the daemon while it could be, for the
+	 * writes the kernel allowed when it could (sfs_node_keep_fd); -1. */
+	int kept_fd, kept_accmode;
+	struct sfs_node *kept_prev, *kept_next;
 	struct sfs_node *wd_next;
 };
 
@@ -81,6 +85,10 @@ struct sfs_table {
 	struct sfs_node all; /* sentinel of the list of every live node */
 	unsigned anchors, anchor_limit;
 	uint64_t anchor_opens, anchor_hits, nodes;
+
+	struct sfs_node kept; /* sentinel: kept.kept_next is the most recent */
+	unsigned nkept, kept_limit;
+	uint64_t kept_evicted;
 };
 
 static size_t hash_key(dev_t dev, ino_t ino)
@@ -211,6 +219,37 @@ static struct sfs_node *wd_find(struct sfs_table *t, int wd)
 
 static void node_unref(struct sfs_table *t, struct sfs_node *n);
 
+/* ---- kept fds: a list, most recently used first, of at most kept_limit */
+
+static void kept_unlink(struct sfs_table *t, struct sfs_node *n)
+{
+	n->kept_prev->kept_next = n->kept_next;
+	n->kept_next->kept_prev = n->kept_prev;
+	n->kept_prev = n->kept_next = NULL;
+	t->nkept--;
+}
+
+static void kept_push(struct sfs_table *t, struct sfs_node *n)
+{
+	n->kept_next = t->kept.kept_next;
+	n->kept_prev = &t->kept;
+	t->kept.kept_next->kept_prev = n;
+	t->kept.kept_next = n;
+	t->nkept++;
+}
+
+/* The fd N keeps, if any, to close once the lock is dropped. */
+static int kept_take(struct sfs_table *t, struct sfs_node *n)
+{
+	int fd = n->kept_fd;
+
+	if (fd >= 0) {
+		kept_unlink(t, n);
+		n->kept_fd = -1;
+	}
+	return fd;
+}
+
 #define MAX_ALIASES 8
 
 static int alias_find(const struct sfs_node *n, const struct sfs_node *parent, const char *name)
@@ -274,6 +313,9 @@ static void node_unref(struct sfs_table *t, struct sfs_node *n)
 			close(fd);
 		if (n->orphan_fd >= 0)
 			close(n->orphan_fd);
+		fd = kept_take(t, n);
+		if (fd >= 0)
+			close(fd);
 		n->all_prev->all_next = n->all_next;
 		n->all_next->all_prev = n->all_prev;
 		free(n->name);
@@ -344,6 +386,8 @@ int sfs_table_new(int rootfd, const struct sfs_stat *root_st, unsigned anchor_li
 	t->lru.lru_next = t->lru.lru_prev = &t->lru;
 	t->all.all_next = t->all.all_prev = &t->all;
 	t->anchor_limit = anchor_limit < 4 ? 4 : anchor_limit;
+	t->kept.kept_next = t->kept.kept_prev = &t->kept;
+	t->kept_limit = t->anchor_limit;
 	t->next_generation = 1;
 	t->root.anchor_fd = rootfd;
 	t->root.refs = 1;
@@ -355,6 +399,7 @@ int sfs_table_new(int rootfd, const struct sfs_stat *root_st, unsigned anchor_li
 	t->root.is_root = true;
 	t->root.overlay_fd = -1;
 	t->root.orphan_fd = -1;
+	t->root.kept_fd = -1;
 	t->root.owned = 0;
 	t->root.mirror = -1;
 	*out = t;
@@ -374,6 +419,8 @@ void sfs_table_free(struct sfs_table *t)
 			close(n->anchor_fd);
 		if (n->orphan_fd >= 0)
 			close(n->orphan_fd);
+		if (n->kept_fd >= 0)
+			close(n->kept_fd);
 		free(n->name);
 		free(n);
 	}
@@ -512,6 +559,7 @@ struct sfs_node *sfs_table_intern(struct sfs_table *t, struct sfs_node *parent, 
 		n->anchor_fd = -1;
 		n->overlay_fd = -1;
 		n->orphan_fd = -1;
+		n->kept_fd = -1;
 		n->store_base = store_base;
 		n->in_store = in_store;
 		/* Nothing in the store is owned: everything there is private. */
@@ -934,6 +982,85 @@ bool sfs_node_adopt_orphan_fd(struct sfs_table *t, struct sfs_node *n, int fd)
 		n->orphan_fd = fd;
 	pthread_mutex_unlock(&t->lock);
 	return taken;
+}
+
+void sfs_node_keep_fd(struct sfs_table *t, struct sfs_node *n, int fd, int accmode)
+{
+	int drop = -1;
+
+	pthread_mutex_lock(&t->lock);
+	if (n->kept_fd >= 0 && n->kept_accmode == O_RDWR && accmode != O_RDWR) {
+		drop = fd; /* the one kept serves both ways */
+		kept_unlink(t, n);
+	} else {
+		drop = kept_take(t, n);
+		n->kept_fd = fd;
+		n->kept_accmode = accmode;
+	}
+	kept_push(t, n);
+	pthread_mutex_unlock(&t->lock);
+	if (drop >= 0)
+		close(drop);
+	/* Over the budget: the least recently used go, closed outside the
+	 * lock, one at a time. */
+	for (;;) {
+		pthread_mutex_lock(&t->lock);
+		int old = -1;
+		if (t->nkept > t->kept_limit) {
+			old = kept_take(t, t->kept.kept_prev);
+			t->kept_evicted++;
+		}
+		pthread_mutex_unlock(&t->lock);
+		if (old < 0)
+			break;
+		close(old);
+	}
+}
+
+int sfs_node_kept_dup(struct sfs_table *t, struct sfs_node *n, int accmode)
+{
+	int fd = -1;
+
+	pthread_mutex_lock(&t->lock);
+	if (n->kept_fd >= 0 && (n->kept_accmode == accmode || n->kept_accmode == O_RDWR)) {
+		fd = fcntl(n->kept_fd, F_DUPFD_CLOEXEC, 3);
+		kept_unlink(t, n);
+		kept_push(t, n);
+	}
+	pthread_mutex_unlock(&t->lock);
+	return fd;
+}
+
+bool sfs_node_has_kept_fd(struct sfs_table *t, const struct sfs_node *n)
+{
+	pthread_mutex_lock(&t->lock);
+	bool kept = n->kept_fd >= 0;
+	pthread_mutex_unlock(&t->lock);
+	return kept;
+}
+
+void sfs_node_drop_kept(struct sfs_table *t, struct sfs_node *n)
+{
+	pthread_mutex_lock(&t->lock);
+	int fd = kept_take(t, n);
+	pthread_mutex_unlock(&t->lock);
+	if (fd >= 0)
+		close(fd);
+}
+
+void sfs_table_kept_counts(struct sfs_table *t, unsigned *kept, uint64_t *evicted)
+{
+	pthread_mutex_lock(&t->lock);
+	*kept = t->nkept;
+	*evicted = t->kept_evicted;
+	pthread_mutex_unlock(&t->lock);
+}
+
+void sfs_table_set_kept_limit(struct sfs_table *t, unsigned limit)
+{
+	pthread_mutex_lock(&t->lock);
+	t->kept_limit = limit;
+	pthread_mutex_unlock(&t->lock);
 }
 
 void sfs_table_set_store(struct sfs_table *t, int store_fd)

@@ -139,6 +139,26 @@ void sfs_node_handles(struct sfs_table *t, struct sfs_node *n, int delta);
  * kernel forgets N. Returns whether N took FD (else the caller closes it). */
 bool sfs_node_adopt_orphan_fd(struct sfs_table *t, struct sfs_node *n, int fd);
 
+/* Kept fds: with --lazy-open an unprivileged daemon opens the file for
+ * each write, and cannot once its mode bars the owner (a file created
+ * O_WRONLY with mode 0444, or fchmod'ed so while open), though the kernel
+ * allowed the writer's open. So an fd opened while it could be is kept
+ * with N until the kernel forgets N (which it does not while the file is
+ * open), at most the table's kept limit of them (as many as anchors by
+ * default): past it the least recently used is closed, and a write
+ * through that file fails as the mode says (EACCES).
+ *
+ * sfs_node_keep_fd takes FD (opened ACCMODE) for N; one kept O_RDWR is
+ * not replaced by a narrower one. sfs_node_kept_dup: a duplicate of N's
+ * fd if it serves ACCMODE, else -1. sfs_node_drop_kept closes it. */
+void sfs_node_keep_fd(struct sfs_table *t, struct sfs_node *n, int fd, int accmode);
+int sfs_node_kept_dup(struct sfs_table *t, struct sfs_node *n, int accmode);
+bool sfs_node_has_kept_fd(struct sfs_table *t, const struct sfs_node *n);
+void sfs_node_drop_kept(struct sfs_table *t, struct sfs_node *n);
+/* How many are kept now, and how many the limit pushed out so far. */
+void sfs_table_kept_counts(struct sfs_table *t, unsigned *kept, uint64_t *evicted);
+void sfs_table_set_kept_limit(struct sfs_table *t, unsigned limit);
+
 /* The project's store: STORE_FD, an anchor on the directory that mirrors
  * SOURCE for private directories, stays the caller's. Set before the first
  * lookup. */

@@ -83,9 +83,6 @@ int sfs_fs_new(int rootfd, const struct sfs_fs_config *cfg, struct sfs_policy *p
 	fs->watched_timeout = cfg->watched_timeout;
 	fs->no_open = cfg->no_open;
 	fs->no_opendir = true;
-	pthread_mutex_init(&fs->created_lock, NULL);
-	for (size_t i = 0; i < ARRAY_SIZE(fs->created); i++)
-		fs->created[i].fd = -1;
 	if (cfg->watch_host && sfs_watch_new(fs->table, rootfd, &fs->stats, &fs->watch) == 0) {
 		sfs_watch_dir(fs->watch, sfs_table_root(fs->table), rootfd, NULL);
 		/* The index of SOURCE's symlinks hears of the host's changes. */
@@ -121,10 +118,6 @@ void sfs_fs_free(struct sfs_fs *fs)
 	if (!fs)
 		return;
 	sfs_fs_stop(fs);
-	for (size_t i = 0; i < ARRAY_SIZE(fs->created); i++)
-		if (fs->created[i].fd >= 0)
-			close(fs->created[i].fd);
-	pthread_mutex_destroy(&fs->created_lock);
 	sfs_guard_free(fs->guard);
 	sfs_table_free(fs->table);
 	sfs_store_free(fs->store);
@@ -445,6 +438,8 @@ static int apply_setattr(fuse_req_t req, struct sfs_fs *fs, struct sfs_node *n,
 	struct sfs_node_info info;
 	struct sfs_stat st;
 	int r = fs_locate_verified(fs, n, &loc, &st);
+	if (r == 0 && (valid & FUSE_SET_ATTR_MODE))
+		fs_keep_before_chmod(fs, n, st.st.st_mode, attr->st_mode);
 	int ir = (valid & FUSE_SET_ATTR_SIZE) ? fs_io_fd_get(fs, n, fi, O_WRONLY, &io) : 0;
 	int cr = sfs_creds_enter(req, &creds);
 

@@ -5477,6 +5477,103 @@ static void c_fsync_removed_dir(struct ctx *ctx)
 	R("close", close(fd));
 }
 
+/* Files whose mode bars their owner, written through the descriptors
+ * that were allowed: created 0444 for writing, fchmod'ed 0444 while open,
+ * chmod'ed 0 by name while open; many other files made in between. */
+static void kept_open_body(struct ctx *ctx)
+{
+	must(ctx, mkdir("u/k", 0755) == 0, "mkdir u/k");
+	int f = RFD("create f 0444 O_WRONLY|O_EXCL",
+		    open("u/k/f", O_WRONLY | O_CREAT | O_EXCL, 0444));
+	int g = RFD("create g 0644 O_RDWR", open("u/k/g", O_RDWR | O_CREAT | O_EXCL, 0644));
+	int h = RFD("create h 0644 O_RDWR", open("u/k/h", O_RDWR | O_CREAT | O_EXCL, 0644));
+	R("fchmod g 0444", fchmod(g, 0444));
+	R("chmod h 0 by name", chmod("u/k/h", 0));
+	int made = 0;
+	for (int i = 0; i < 200; i++) {
+		int fd = open(L("u/k/n%03d", i), O_WRONLY | O_CREAT | O_EXCL, 0644);
+		if (fd >= 0 && write(fd, "x", 1) == 1)
+			made++;
+		xclose(fd);
+	}
+	obs(ctx, "other files made: %d", made);
+	int fds[] = {f, g, h};
+	for (int i = 0; i < 3; i++) {
+		if (fds[i] < 0)
+			continue;
+		const char *n = i == 0 ? "f" : i == 1 ? "g" : "h";
+		R(L("write %s", n), write(fds[i], "data", 4));
+		R(L("pwrite %s", n), pwrite(fds[i], "D", 1, 0));
+		R(L("fsync %s", n), fsync(fds[i]));
+		R(L("ftruncate %s", n), ftruncate(fds[i], 3));
+		fst(ctx, L("fstat %s", n), fds[i]);
+		if (i > 0)
+			fdcat(ctx, L("read %s", n), fds[i]);
+		R(L("close %s", n), close(fds[i]));
+	}
+	R("chmod h back", chmod("u/k/h", 0644));
+	cat(ctx, "host f", hp(ctx, "u/k/f"));
+	cat(ctx, "host g", hp(ctx, "u/k/g"));
+	cat(ctx, "host h", hp(ctx, "u/k/h"));
+	st(ctx, "host f", hp(ctx, "u/k/f"));
+}
+
+static void c_kept_open(struct ctx *ctx)
+{
+	caller_dir(ctx, "u");
+	if (ctx->root)
+		as_caller(ctx, kept_open_body);
+	else
+		kept_open_body(ctx);
+}
+
+/* A directory its owner may read but not search (r--), listed after one
+ * of its entries was looked up: the names, as natively. */
+static void readable_unsearchable_body(struct ctx *ctx)
+{
+	must(ctx, mkdir("u/r", 0755) == 0, "mkdir u/r");
+	put(ctx, "u/r/a", "a", 0644);
+	put(ctx, "u/r/b", "b", 0644);
+	must(ctx, mkdir("u/r/s", 0755) == 0, "mkdir u/r/s");
+	struct stat s;
+	R("stat u/r/a", stat("u/r/a", &s));
+	R("chmod u/r 0444", chmod("u/r", 0444));
+	ls(ctx, "list u/r", "u/r");
+	ls(ctx, "list u/r again", "u/r");
+	R("stat u/r/b", stat("u/r/b", &s));
+	R("chmod u/r back", chmod("u/r", 0755));
+	ls(ctx, "host u/r", hp(ctx, "u/r"));
+}
+
+static void c_readable_unsearchable(struct ctx *ctx)
+{
+	caller_dir(ctx, "u");
+	if (ctx->root)
+		as_caller(ctx, readable_unsearchable_body);
+	else
+		readable_unsearchable_body(ctx);
+}
+
+/* Symlinks that loop lead nowhere, natively as through the mount: made,
+ * moved with their directory (rename, exchange), and followed (ELOOP). */
+static void c_symlink_loops(struct ctx *ctx)
+{
+	must(ctx, mkdir("a", 0755) == 0 && mkdir("b", 0755) == 0, "mkdir a b");
+	R("symlink a/self -> self", symlink("self", "a/self"));
+	R("symlink b/x -> y", symlink("y", "b/x"));
+	R("symlink b/y -> x", symlink("x", "b/y"));
+	R("symlink l -> b/x, into the loop", symlink("b/x", "l"));
+	R("open l", open("l", O_RDONLY));
+	R("exchange a and b", ren2("a", "b", RENAME_EXCHANGE));
+	R("rename a c", rename("a", "c"));
+	R("rename b/self b/self2", rename("b/self", "b/self2"));
+	ls(ctx, "host c", hp(ctx, "c"));
+	ls(ctx, "host b", hp(ctx, "b"));
+	char t[64];
+	ssize_t n = readlink("c/x", t, sizeof(t) - 1);
+	obs(ctx, "readlink c/x: %s", n < 0 ? ename(errno) : L("%.*s", (int)n, t));
+}
+
 static void c_removed_readonly(struct ctx *ctx)
 {
 	caller_dir(ctx, "u");
@@ -5500,6 +5597,9 @@ static const struct tcase cases[] = {
 	{"unlink_open_file", c_unlink_open, NULL, 0, 0},
 	{"removed_readonly_open", c_removed_readonly, NULL, 0, NEED_CALLER},
 	{"fsync_removed_dir", c_fsync_removed_dir, NULL, 0, 0},
+	{"kept_open_barred_mode", c_kept_open, NULL, 0, NEED_CALLER},
+	{"readable_unsearchable_dir", c_readable_unsearchable, NULL, 0, NEED_CALLER},
+	{"symlink_loops", c_symlink_loops, NULL, 0, 0},
 	{"open_file_unsearchable_dir", c_unsearchable_dir, NULL, 0, NEED_CALLER},
 	{"append_two_fds", c_append_two_fds, NULL, 0, 0},
 	{"append_concurrent", c_append_concurrent, NULL, 0, 0},

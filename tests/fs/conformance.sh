@@ -6,13 +6,14 @@
 # tests/run.sh on each build flavour, so the fallback build (no O_PATH,
 # openat2 or /proc) passes the same suite.
 #
-# Three modes, each case printed with the mode in front of its name:
+# Four modes, each case printed with the mode in front of its name:
 #   root: the daemon runs as root with --allow-other; the suite runs as root
 #         and does the unprivileged parts as the test user (--as-uid/--as-gid);
 #   lazy: the same with --lazy-open (the kernel opens files without asking);
 #   user: the daemon runs as the test user without --allow-other and so does
 #         the suite; files owned by "someone else" (root) are prepared as root
-#         beforehand (conformance --prepare).
+#         beforehand (conformance --prepare);
+#   user-lazy: the same with --lazy-open.
 #
 # CONFORMANCE_FILTER=CASES runs only some cases: comma-separated substrings of
 # their names, "-" in front of one to exclude (e.g. "rename,-many").
@@ -67,27 +68,103 @@ root_mode root
 root_mode lazy --lazy-open
 
 # --- daemon and suite as the test user ---------------------------------------
-base=$(scratch)
-native=$base/native src=$base/source mnt=$base/mnt
-mkdir -p "$native" "$src" "$mnt"
-chown "$uid:$gid" "$native" "$src" "$mnt"
-# a copy the test user can surely run, whatever the build directory's modes
-install -m 755 "$CONF" "$base/conformance"
-if ! "$base/conformance" --prepare --as-uid "$uid" --as-gid "$gid" "$native" "$src" \
-	${filter:+"$filter"}; then
-	not_ok "user: the fixtures owned by root are prepared"
-elif mount_as "$TEST_USER" "$src" "$mnt" && is_mounted "$mnt"; then
+user_mode() { # MODE [MOUNT OPTION...]
+	local mode=$1 base native src mnt nsod=
+	shift
+	base=$(scratch)
+	native=$base/native src=$base/source mnt=$base/mnt
+	mkdir -p "$native" "$src" "$mnt"
+	chown "$uid:$gid" "$native" "$src" "$mnt"
+	# a copy the test user can surely run, whatever the build directory's modes
+	install -m 755 "$CONF" "$base/conformance"
+	if ! "$base/conformance" --prepare --as-uid "$uid" --as-gid "$gid" "$native" "$src" \
+		${filter:+"$filter"}; then
+		not_ok "$mode: the fixtures owned by root are prepared"
+		return
+	fi
+	if ! mount_as "$TEST_USER" "$@" "$src" "$mnt" || ! is_mounted "$mnt"; then
+		not_ok "$mode: sandyfs mount as $TEST_USER $*"
+		return
+	fi
 	# The portable flavour has no O_PATH: see perm_own_caller.
-	nsod=
 	"$SANDYFS" --version | grep -q portable && nsod=1
-	run_suite user runuser -u "$TEST_USER" -- env ${nsod:+CONFORMANCE_DAEMON_NEEDS_READ_ON_DIRS=1} \
-		"$base/conformance" --prefix "user: " \
+	run_suite "$mode" runuser -u "$TEST_USER" -- env ${nsod:+CONFORMANCE_DAEMON_NEEDS_READ_ON_DIRS=1} \
+		"$base/conformance" --prefix "$mode: " \
 		"$native" "$mnt" "$src" ${filter:+"$filter"}
-	check "user: the daemon is still serving after the suite" is_mounted "$mnt"
+	check "$mode: the daemon is still serving after the suite" is_mounted "$mnt"
 	runuser -u "$TEST_USER" -- "$SANDYFS" umount "$mnt" >/dev/null 2>&1
-	check "user: sandyfs umount after the suite" eval '! is_mounted "$mnt"'
-else
-	not_ok "user: sandyfs mount as $TEST_USER"
+	check "$mode: sandyfs umount after the suite" eval '! is_mounted "$mnt"'
+}
+user_mode user
+user_mode user-lazy --lazy-open
+
+# --- what the daemon as the user refuses where the host would not -----------
+# docs/DESIGN.md, Credentials: without CAP_DAC_OVERRIDE the daemon cannot
+# list a directory its owner made unlistable, so a rename that moves one is
+# refused (what it holds cannot be judged where it arrives), with the
+# reason in the audit log; and with --lazy-open it keeps at most its budget
+# of fds for files whose mode bars their owner, the least recently used
+# going first.
+if [ -z "$filter" ]; then
+	base=$(scratch)
+	src=$base/source mnt=$base/mnt
+	mkdir -p "$src/p/d0" "$src/p/d400" "$src/p/d300" "$mnt"
+	echo x >"$src/p/d0/f"
+	echo x >"$src/p/d400/f"
+	echo x >"$src/p/d300/f"
+	chown -R "$uid:$gid" "$base"
+	if mount_as "$TEST_USER" --audit "$base/audit" "$src" "$mnt"; then
+		for m in 0 400 300; do
+			runuser -u "$TEST_USER" -- chmod "$m" "$mnt/p/d$m"
+			err=$(runuser -u "$TEST_USER" -- mv "$mnt/p/d$m" "$mnt/p/e$m" 2>&1)
+			check "user, refused: mv of a mode-$m directory fails with EACCES" \
+				grep -q "Permission denied" <<<"$err"
+			check "user, refused: the host still has p/d$m and no p/e$m" \
+				eval '[ -d "$src/p/d$m" ] && [ ! -e "$src/p/e$m" ]'
+			check "user, refused: the audit log says why for p/d$m" \
+				grep -q "\"path\":\"p/d$m\".*cannot be listed and searched.*EACCES" "$base/audit"
+			chmod 755 "$src/p/d$m"
+		done
+		runuser -u "$TEST_USER" -- "$SANDYFS" umount "$mnt" >/dev/null 2>&1
+	else
+		not_ok "user, refused: sandyfs mount as $TEST_USER"
+	fi
+
+	# The budget: a quarter of the fd limit, at least 16 (ulimit -n 64).
+	base=$(scratch)
+	src=$base/source mnt=$base/mnt
+	mkdir -p "$src" "$mnt"
+	chown "$uid:$gid" "$src" "$mnt"
+	cat >"$base/budget.py" <<'PY'
+import os, sys
+mnt, n = sys.argv[1], int(sys.argv[2])
+first = os.open(mnt + "/first", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o444)
+for i in range(n):
+    os.close(os.open("%s/n%03d" % (mnt, i), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644))
+last = os.open(mnt + "/last", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o444)
+for name, fd in (("first", first), ("last", last)):
+    try:
+        os.write(fd, b"data")
+        print(name, "ok")
+    except OSError as e:
+        print(name, os.strerror(e.errno))
+PY
+	runuser -u "$TEST_USER" -- bash -c 'ulimit -n 64 && exec "$0" mount "$@"' "$SANDYFS" \
+		"${ALLOW_ALL[@]}" --lazy-open "$src" "$mnt" && track_mount "$mnt"
+	if is_mounted "$mnt"; then
+		out=$(runuser -u "$TEST_USER" -- python3 "$base/budget.py" "$mnt" 200 2>&1)
+		check_eq "user-lazy, budget: the file created last is written through its descriptor" \
+			"last ok" "$(grep ^last <<<"$out")"
+		check_eq "user-lazy, budget: the one pushed out by 200 newer fails as its mode says" \
+			"first Permission denied" "$(grep ^first <<<"$out")"
+		check_eq "user-lazy, budget: on the host, last has the data and first none" \
+			"4 0" "$(stat -c %s "$src/last") $(stat -c %s "$src/first")"
+		check_eq "user-lazy, budget: all 200 files were made (kept fds never exhaust the limit)" \
+			"200" "$(find "$src" -name 'n*' -type f | wc -l)"
+		runuser -u "$TEST_USER" -- "$SANDYFS" umount "$mnt" >/dev/null 2>&1
+	else
+		not_ok "user-lazy, budget: sandyfs mount under ulimit -n 64"
+	fi
 fi
 
 done_testing

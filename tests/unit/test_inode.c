@@ -1,5 +1,6 @@
 /* test_inode.c - the inode table: identities, names kept true through
- * renames and unlinks, reused inode numbers, and the bounded anchor cache. */
+ * renames and unlinks, reused inode numbers, the bounded anchor cache and
+ * the bounded kept fds. */
 #include "inode.h"
 #include "scratch.h"
 #include "tap.h"
@@ -214,6 +215,61 @@ static void test_anchors(void)
 		sfs_table_forget(table, dirs[i], 1);
 }
 
+static bool fd_open(int fd)
+{
+	return fcntl(fd, F_GETFD) >= 0;
+}
+
+/* Kept fds: one per node, the least recently used closed past the limit,
+ * a read-write one not replaced by a narrower one, closed when the kernel
+ * forgets the node. */
+static void test_kept(void)
+{
+	struct sfs_node *r = sfs_table_root(table);
+	struct sfs_node *f[4];
+	int fds[4];
+	char name[16];
+	unsigned kept;
+	uint64_t evicted;
+
+	sfs_table_set_kept_limit(table, 3);
+	for (int i = 0; i < 4; i++) {
+		snprintf(name, sizeof(name), "kept%d", i);
+		fds[i] = openat(root, name, O_CREAT | O_RDWR | O_CLOEXEC, 0444);
+		f[i] = intern(r, root, name);
+		sfs_node_keep_fd(table, f[i], fds[i], O_RDWR);
+	}
+	sfs_table_kept_counts(table, &kept, &evicted);
+	ok(kept == 3 && evicted == 1 && !fd_open(fds[0]) && fd_open(fds[3]),
+	   "past the limit the least recently kept fd is closed (%u kept, %llu evicted)", kept,
+	   (unsigned long long)evicted);
+	ok(sfs_node_kept_dup(table, f[0], O_WRONLY) < 0 && !sfs_node_has_kept_fd(table, f[0]),
+	   "the node whose fd went has none");
+	int d = sfs_node_kept_dup(table, f[1], O_WRONLY);
+	ok(d >= 0 && d != fds[1] && write(d, "x", 1) == 1, "a duplicate of a read-write fd writes");
+	close(d);
+	/* f[1] is now the most recent: keeping another pushes out f[2]. */
+	int more = openat(root, "kept0", O_RDONLY | O_CLOEXEC);
+	sfs_node_keep_fd(table, f[0], more, O_RDONLY);
+	ok(!fd_open(fds[2]) && fd_open(fds[1]), "a duplicate counts as a use (f1 stays, f2 goes)");
+	ok(sfs_node_kept_dup(table, f[0], O_WRONLY) < 0, "a read-only kept fd serves no write");
+	int narrow = openat(root, "kept1", O_RDONLY | O_CLOEXEC);
+	sfs_node_keep_fd(table, f[1], narrow, O_RDONLY);
+	ok(!fd_open(narrow) && fd_open(fds[1]),
+	   "a read-write kept fd is not replaced by a read-only one");
+	sfs_node_drop_kept(table, f[3]);
+	ok(!fd_open(fds[3]) && !sfs_node_has_kept_fd(table, f[3]), "dropped, it is closed");
+	for (int i = 0; i < 4; i++)
+		sfs_table_forget(table, f[i], 1);
+	sfs_table_kept_counts(table, &kept, &evicted);
+	ok(kept == 0 && !fd_open(fds[1]) && !fd_open(more),
+	   "forgotten nodes close their kept fds (%u kept)", kept);
+	for (int i = 0; i < 4; i++) {
+		snprintf(name, sizeof(name), "kept%d", i);
+		unlinkat(root, name, 0);
+	}
+}
+
 int main(void)
 {
 	const char *dir = scratch_dir();
@@ -230,6 +286,7 @@ int main(void)
 	test_rename_unlink();
 	test_cycle();
 	test_anchors();
+	test_kept();
 	sfs_table_free(table);
 	close(root);
 	return tap_done();
