@@ -124,6 +124,11 @@ static int handle_fd(struct sfs_fs *fs, struct sfs_node *n, const struct fuse_fi
 			fd = -errno;
 	} else {
 		fd = fs_open_node(fs, n, h->flags);
+		/* An unprivileged daemon, the mode changed since the open. */
+		if (fd == -EACCES) {
+			int kept = sfs_node_kept_dup(fs->table, n, h->flags & O_ACCMODE);
+			fd = kept >= 0 ? kept : fd;
+		}
 	}
 	if (fd < 0)
 		return fd;
@@ -227,6 +232,9 @@ int fs_keep_before_removal(struct sfs_fs *fs, int dirfd, const char *name,
 	if (fd < 0)
 		fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	sfs_creds_resume(&pause);
+	/* What an unprivileged daemon cannot open again it may have kept. */
+	if (fd < 0 && S_ISREG(st->st.st_mode))
+		fd = sfs_node_kept_dup(fs->table, *node, -1);
 	struct sfs_stat now;
 	if (fd >= 0 && (sfs_stat_fd(fd, &now) < 0 || !sfs_node_matches(fs->table, *node, &now))) {
 		close(fd);
@@ -244,10 +252,15 @@ void fs_keep_after_removal(struct sfs_fs *fs, struct sfs_node *node, int fd)
 
 void fs_keep_before_chmod(struct sfs_fs *fs, struct sfs_node *n, mode_t old, mode_t new)
 {
-	/* Root opens the file again whatever its mode; with handles, the
-	 * handle's fd was opened at the open. */
-	if (!fs->no_open || sfs_creds_switching() || !S_ISREG(old) || !(old & ~new & 0666) ||
-	    sfs_node_has_kept_fd(fs->table, n))
+	struct sfs_node_info info;
+
+	/* Root opens the file again whatever its mode. With handles, one
+	 * opened for reading waits for its first read to open (handle_fd). */
+	if (sfs_creds_switching() || !S_ISREG(old) || !(old & ~new & 0666) ||
+	    sfs_node_kept_accmode(fs->table, n) == O_RDWR)
+		return;
+	sfs_node_info(fs->table, n, &info);
+	if (!fs->no_open && info.handles == 0)
 		return;
 	int accmode = O_RDWR;
 	int fd = fs_open_node(fs, n, O_RDWR | O_NONBLOCK);

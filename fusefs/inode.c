@@ -989,8 +989,11 @@ void sfs_node_keep_fd(struct sfs_table *t, struct sfs_node *n, int fd, int accmo
 	int drop = -1;
 
 	pthread_mutex_lock(&t->lock);
-	if (n->kept_fd >= 0 && n->kept_accmode == O_RDWR && accmode != O_RDWR) {
-		drop = fd; /* the one kept serves both ways */
+	/* One that serves both ways, or writes, is not given up for a
+	 * narrower one: a write the mode forbids is what it is kept for. */
+	if (n->kept_fd >= 0 && accmode != O_RDWR &&
+	    (n->kept_accmode == O_RDWR || n->kept_accmode == O_WRONLY)) {
+		drop = fd;
 		kept_unlink(t, n);
 	} else {
 		drop = kept_take(t, n);
@@ -1022,7 +1025,8 @@ int sfs_node_kept_dup(struct sfs_table *t, struct sfs_node *n, int accmode)
 	int fd = -1;
 
 	pthread_mutex_lock(&t->lock);
-	if (n->kept_fd >= 0 && (n->kept_accmode == accmode || n->kept_accmode == O_RDWR)) {
+	if (n->kept_fd >= 0 &&
+	    (accmode < 0 || n->kept_accmode == accmode || n->kept_accmode == O_RDWR)) {
 		fd = fcntl(n->kept_fd, F_DUPFD_CLOEXEC, 3);
 		kept_unlink(t, n);
 		kept_push(t, n);
@@ -1031,12 +1035,12 @@ int sfs_node_kept_dup(struct sfs_table *t, struct sfs_node *n, int accmode)
 	return fd;
 }
 
-bool sfs_node_has_kept_fd(struct sfs_table *t, const struct sfs_node *n)
+int sfs_node_kept_accmode(struct sfs_table *t, const struct sfs_node *n)
 {
 	pthread_mutex_lock(&t->lock);
-	bool kept = n->kept_fd >= 0;
+	int accmode = n->kept_fd >= 0 ? n->kept_accmode : -1;
 	pthread_mutex_unlock(&t->lock);
-	return kept;
+	return accmode;
 }
 
 void sfs_node_drop_kept(struct sfs_table *t, struct sfs_node *n)

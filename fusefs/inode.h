@@ -148,12 +148,14 @@ bool sfs_node_adopt_orphan_fd(struct sfs_table *t, struct sfs_node *n, int fd);
  * default): past it the least recently used is closed, and a write
  * through that file fails as the mode says (EACCES).
  *
- * sfs_node_keep_fd takes FD (opened ACCMODE) for N; one kept O_RDWR is
- * not replaced by a narrower one. sfs_node_kept_dup: a duplicate of N's
- * fd if it serves ACCMODE, else -1. sfs_node_drop_kept closes it. */
+ * sfs_node_keep_fd takes FD (opened ACCMODE) for N; one kept O_RDWR or
+ * O_WRONLY is not replaced by a narrower one. sfs_node_kept_dup: a
+ * duplicate of N's fd if it serves ACCMODE (any, when negative), else -1.
+ * sfs_node_kept_accmode: the kept fd's, or -1 without one.
+ * sfs_node_drop_kept closes it. */
 void sfs_node_keep_fd(struct sfs_table *t, struct sfs_node *n, int fd, int accmode);
 int sfs_node_kept_dup(struct sfs_table *t, struct sfs_node *n, int accmode);
-bool sfs_node_has_kept_fd(struct sfs_table *t, const struct sfs_node *n);
+int sfs_node_kept_accmode(struct sfs_table *t, const struct sfs_node *n);
 void sfs_node_drop_kept(struct sfs_table *t, struct sfs_node *n);
 /* How many are kept now, and how many the limit pushed out so far. */
 void sfs_table_kept_counts(struct sfs_table *t, unsigned *kept, uint64_t *evicted);

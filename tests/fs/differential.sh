@@ -4,9 +4,9 @@
 # result and the trees compared. Six ways: the daemon as root with
 # --allow-other, opens judged and --lazy-open, each with root and an
 # unprivileged user as the caller; and the daemon as that user, judged
-# and lazy. The daemon as the user gets only modes that leave the owner
-# free to open a file again: it cannot keep a descriptor of one whose mode
-# bars its owner (docs/DESIGN.md, Credentials).
+# and lazy. The daemon as the user gets no mode 000, which it cannot open
+# at all (docs/DESIGN.md, Credentials; differential.py, OWNER_MODES).
+# SANDY_DIFF_HISTORY=N prints N steps before a divergence (default 24).
 #
 # Time-boxed: SANDY_DIFF_SECONDS per way (default 10); SANDY_DIFF_SEED
 # replays one sequence (the seed is in every line printed).

@@ -243,7 +243,7 @@ static void test_kept(void)
 	ok(kept == 3 && evicted == 1 && !fd_open(fds[0]) && fd_open(fds[3]),
 	   "past the limit the least recently kept fd is closed (%u kept, %llu evicted)", kept,
 	   (unsigned long long)evicted);
-	ok(sfs_node_kept_dup(table, f[0], O_WRONLY) < 0 && !sfs_node_has_kept_fd(table, f[0]),
+	ok(sfs_node_kept_dup(table, f[0], O_WRONLY) < 0 && sfs_node_kept_accmode(table, f[0]) < 0,
 	   "the node whose fd went has none");
 	int d = sfs_node_kept_dup(table, f[1], O_WRONLY);
 	ok(d >= 0 && d != fds[1] && write(d, "x", 1) == 1, "a duplicate of a read-write fd writes");
@@ -258,7 +258,14 @@ static void test_kept(void)
 	ok(!fd_open(narrow) && fd_open(fds[1]),
 	   "a read-write kept fd is not replaced by a read-only one");
 	sfs_node_drop_kept(table, f[3]);
-	ok(!fd_open(fds[3]) && !sfs_node_has_kept_fd(table, f[3]), "dropped, it is closed");
+	ok(!fd_open(fds[3]) && sfs_node_kept_accmode(table, f[3]) < 0, "dropped, it is closed");
+	int wr = openat(root, "kept3", O_WRONLY | O_CLOEXEC);
+	sfs_node_keep_fd(table, f[3], wr, O_WRONLY);
+	int rd = openat(root, "kept3", O_RDONLY | O_CLOEXEC);
+	sfs_node_keep_fd(table, f[3], rd, O_RDONLY);
+	ok(!fd_open(rd) && sfs_node_kept_accmode(table, f[3]) == O_WRONLY,
+	   "a write-only kept fd is not replaced by a read-only one");
+	sfs_node_drop_kept(table, f[3]);
 	for (int i = 0; i < 4; i++)
 		sfs_table_forget(table, f[i], 1);
 	sfs_table_kept_counts(table, &kept, &evicted);
