@@ -263,6 +263,10 @@ int sfs_chmod_at(int dirfd, const char *name, mode_t mode)
 	struct attr_target t;
 	int r = attr_target_open(dirfd, name, &t);
 #ifdef SANDYFS_PORTABLE_FALLBACK
+	/* A file its owner cannot open (mode 0), for a daemon that is not
+	 * root: by name, as that owner, who need not open it to chmod it. */
+	if (r == -EACCES)
+		return neg_errno(fchmodat(dirfd, name, mode, AT_SYMLINK_NOFOLLOW));
 	if (r < 0)
 		return r == -EPERM || r == -ENOTSUP ? -EOPNOTSUPP : r;
 	return (int)attr_target_done(&t, fchmod(t.fd, mode));
@@ -276,9 +280,14 @@ int sfs_chmod_at(int dirfd, const char *name, mode_t mode)
 }
 
 /* A symlink (EPERM) and, on the fallback, a FIFO, socket or device
- * (ENOTSUP) are changed by name, as before. */
+ * (ENOTSUP) or a file the daemon cannot open (EACCES: one that is not
+ * root, a mode-0 file) are changed by name, as before. */
 static bool by_name(int r)
 {
+#ifdef SANDYFS_PORTABLE_FALLBACK
+	if (r == -EACCES)
+		return true;
+#endif
 	return r == -EPERM || r == -ENOTSUP;
 }
 
