@@ -1,6 +1,7 @@
 /* engine.c - see engine.h. */
 
 #include "engine.h"
+#include "fsbox.h"
 #include "proc.h"
 
 #include "config.h"
@@ -423,5 +424,16 @@ int engine_build_image(const char *engine, const char *image, const char *gatewa
 	}
 	if (image)
 		r = build_dir(engine, dir, image, from ? from : base, extra_args);
-	return r;
+	if (r < 0 || !image)
+		return r;
+	/* sandyfs's own container, for engines that do not see this host's
+	 * mounts: this host's sandyfs on the base that has its libraries. */
+	if (from) {
+		sandy_note("sandyfs's own image '%s' is built on the Debian base only: run 'sandy "
+			   "build-image' without --from to make it",
+			   SANDY_FS_IMAGE);
+		return 0;
+	}
+	cleanup_free char *sandyfs = host_find_sandyfs();
+	return sandyfs ? fsbox_build_image(engine, SANDY_FS_IMAGE, base, sandyfs) : -ENOENT;
 }

@@ -13,6 +13,9 @@
 #include <sys/types.h>
 
 #define SANDY_DEFAULT_IMAGE "sandy-agent:latest"
+/* sandyfs's own container, for an engine that does not see this host's
+ * mounts (fsbox.h). */
+#define SANDY_FS_IMAGE "sandy-fs:latest"
 
 struct container_spec {
 	const char *engine; /* "docker" or "podman" */

@@ -60,6 +60,7 @@ static int push_rules_file(struct strv *args, const char *file)
 
 enum {
 	OPT_FS = 256,
+	OPT_FS_MODE,
 	OPT_RUNTIME,
 	OPT_IMAGE,
 	OPT_NO_DETECT,
@@ -96,9 +97,9 @@ static int rule_option(int c, struct strv *args)
 static int find_command(int argc, char **argv)
 {
 	static const char *const takes_value[] = {
-		"--fs",	     "--runtime",      "--image", "-t",	   "--type", "-r",	  "--rules",
-		"-C",	     "--agent",	       "-e",	  "--env", "--from", "--network", "--allow",
-		"--session", "--gateway-image"};
+		"--fs",	   "--fs-mode", "--runtime",	  "--image", "-t",    "--type", "-r",
+		"--rules", "-C",	"--agent",	  "-e",	     "--env", "--from", "--network",
+		"--allow", "--session", "--gateway-image"};
 
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--"))
@@ -149,6 +150,7 @@ static int cmd_run(int argc, char **argv, bool doctor)
 {
 	static const struct option longopts[] = {
 		{"fs", required_argument, NULL, OPT_FS},
+		{"fs-mode", required_argument, NULL, OPT_FS_MODE},
 		{"runtime", required_argument, NULL, OPT_RUNTIME},
 		{"image", required_argument, NULL, OPT_IMAGE},
 		{"agent", required_argument, NULL, OPT_AGENT},
@@ -202,6 +204,20 @@ static int cmd_run(int argc, char **argv, bool doctor)
 			else {
 				status = usage_error(
 					"unknown filesystem '%s' for --fs (fuse, bind)", optarg);
+				goto out;
+			}
+			break;
+		case OPT_FS_MODE:
+			if (!strcmp(optarg, "auto"))
+				o.fs_mode = SANDY_FS_MODE_AUTO;
+			else if (!strcmp(optarg, "host"))
+				o.fs_mode = SANDY_FS_MODE_HOST;
+			else if (!strcmp(optarg, "container"))
+				o.fs_mode = SANDY_FS_MODE_CONTAINER;
+			else {
+				status = usage_error(
+					"unknown mode '%s' for --fs-mode (auto, host, container)",
+					optarg);
 				goto out;
 			}
 			break;

@@ -6,6 +6,7 @@
 #include "run.h"
 #include "agentgit.h"
 #include "engine.h"
+#include "fsbox.h"
 #include "gateway.h"
 #include "host.h"
 #include "nsrun.h"
@@ -45,6 +46,10 @@ struct run {
 	struct session s;
 	bool have_session, view_shared, mounted;
 	struct sandyfs_daemon daemon;
+	/* sandyfs in a container of its own, in the engine's world. */
+	bool in_engine;
+	struct fsbox box;
+	const char *fs_image;
 	struct git_snapshot *launch;
 	char *container;
 	struct policy_rules rules; /* what sandyfs serves, when it does */
@@ -260,7 +265,7 @@ static int share_view(const char *view)
 	return 0;
 }
 
-static int start_mount(struct run *r)
+static int start_host_mount(struct run *r)
 {
 	struct mount_entry e;
 	int e2;
@@ -304,6 +309,108 @@ static int start_mount(struct run *r)
 		return -EIO;
 	}
 	return 0;
+}
+
+/* The directory of the projects' stores, as sandyfs finds it (store.c). */
+static char *store_root(void)
+{
+	const char *v = getenv("SANDY_CACHE_DIR");
+
+	if (v && *v)
+		return strdup(v);
+	v = getenv("XDG_CACHE_HOME");
+	if (v && v[0] == '/')
+		return sandy_asprintf("%s/sandy", v);
+	v = getenv("HOME");
+	return v && *v ? sandy_asprintf("%s/.cache/sandy", v) : NULL;
+}
+
+static int start_box(struct run *r)
+{
+	cleanup_free char *root = store_root();
+	cleanup_free char *pidfile = sandy_asprintf("%s/fsbox.pid", r->s.dir);
+	cleanup_free char *name = sandy_asprintf("sandy-fs-%s", r->s.id);
+	int e;
+
+	if (!root || !pidfile || !name)
+		return -ENOMEM;
+	if (!engine_has_image(r->engine, r->fs_image)) {
+		sandy_error("the image of sandyfs's own container '%s' is not in %s; build it with "
+			    "'sandy build-image'",
+			    r->fs_image, r->engine);
+		return -ENOENT;
+	}
+	if ((e = session_record(&r->s, "fsbox", name)) < 0) {
+		sandy_error("cannot write to session directory '%s': %s", r->s.dir, strerror(-e));
+		return e;
+	}
+	struct fsbox_spec spec = {
+		.engine = r->engine,
+		.image = r->fs_image,
+		.session_id = r->s.id,
+		.session_dir = r->s.dir,
+		.project = r->project,
+		.store_root = root,
+		.audit = r->s.audit,
+		.pidfile = pidfile,
+		.git_seen_at = r->host_git_seen,
+		.rule_args = &r->o->rule_args,
+	};
+	e = fsbox_start(&spec, &r->box);
+	r->in_engine = r->box.started;
+	return e;
+}
+
+/* Where sandyfs serves (enum sandy_fs_mode): auto mounts on this host and
+ * asks the engine whether a container sees that mount; when it does not,
+ * the mount goes and sandyfs serves in the engine's world instead. */
+static int start_serving(struct run *r)
+{
+	r->fs_image = getenv("SANDY_FS_IMAGE") && *getenv("SANDY_FS_IMAGE")
+			      ? getenv("SANDY_FS_IMAGE")
+			      : SANDY_FS_IMAGE;
+	if (r->engine && r->o->fs_mode == SANDY_FS_MODE_CONTAINER)
+		return start_box(r);
+	int e = start_host_mount(r);
+	if (e < 0 || !r->engine || r->o->fs_mode == SANDY_FS_MODE_HOST)
+		return e;
+	/* Asked once per engine (its identity, where it is reached) in this
+	 * runtime directory. */
+	cleanup_free char *id = fsbox_engine_id(r->engine);
+	cleanup_free char *cache = id ? sandy_asprintf("%s/engine-%s", r->s.rundir, id) : NULL;
+	cleanup_free char *known = NULL;
+	int sees =
+		cache && sandy_read_file(cache, 16, &known) == 0 ? !strncmp(known, "host", 4) : -1;
+	if (sees < 0) {
+		const char *probe =
+			engine_has_image(r->engine, r->fs_image) ? r->fs_image : r->o->image;
+		sees = fsbox_engine_sees_mounts(r->engine, probe, r->s.mountpoint);
+		if (sees < 0) {
+			/* If it does not, the container sees no project at all
+			 * (docker refuses the bind) or a closed directory. */
+			sandy_note(
+				"cannot ask %s whether it sees this host's mounts (a container of "
+				"image '%s'); serving on this host",
+				r->engine, probe);
+			return 0;
+		}
+		if (cache)
+			sandy_write_file(cache, sees ? "host\n" : "container\n", sees ? 5 : 10,
+					 0600);
+	}
+	if (sees)
+		return 0;
+	if (!r->o->quiet)
+		sandy_note(
+			"%s does not see this host's mounts (its engine runs elsewhere); sandyfs "
+			"serves in a container of its own there (--fs-mode=container)",
+			r->engine);
+	if ((e = sandyfs_unmount(r->sandyfs, r->s.mountpoint)) < 0)
+		return e;
+	r->mounted = false;
+	sandyfs_wait_exit(&r->daemon, 2000);
+	sandyfs_unwatch(&r->daemon);
+	return start_box(r);
 }
 
 /* With the project at the top of a git work tree, the agent gets its own
@@ -405,7 +512,9 @@ static int start_command(struct run *r)
 		.name = r->container,
 		.session_id = r->s.id,
 		.project = r->project,
-		.workspace = r->mounted ? r->s.mountpoint : r->project,
+		.workspace = r->in_engine ? r->box.mountpoint
+			     : r->mounted ? r->s.mountpoint
+					  : r->project,
 		.audit = r->s.audit,
 		.policy = r->s.policy,
 		.uid = r->user.uid,
@@ -425,7 +534,8 @@ static int start_command(struct run *r)
 	}
 	struct mount_entry m;
 	/* docker refuses rslave on a mount that is not shared or slave. */
-	spec.rslave = r->mounted && mount_lookup(r->s.mountpoint, &m) > 0 && (m.shared || m.slave);
+	spec.rslave = r->in_engine || (r->mounted && mount_lookup(r->s.mountpoint, &m) > 0 &&
+				       (m.shared || m.slave));
 	host_limits(&spec.limits);
 	int e = engine_run(&spec, &r->child);
 	if (e < 0)
@@ -435,10 +545,14 @@ static int start_command(struct run *r)
 
 static void announce(const struct run *r)
 {
-	if (r->engine && r->sandyfs)
-		sandy_note(
-			"serving '%s' through sandyfs at /workspace in a %s container (image %s)",
-			r->project, r->engine, r->o->image);
+	if (r->in_engine)
+		sandy_note("serving '%s' through sandyfs in a container of its own (image %s) at "
+			   "/workspace in a %s container (image %s)",
+			   r->project, r->fs_image, r->engine, r->o->image);
+	else if (r->engine && r->sandyfs)
+		sandy_note("serving '%s' through sandyfs on this host at /workspace in a %s "
+			   "container (image %s)",
+			   r->project, r->engine, r->o->image);
 	else if (r->engine)
 		sandy_note("bind-mounting '%s' at /workspace in a %s container (image %s), without "
 			   "policy (--fs=bind)",
@@ -544,7 +658,7 @@ static int setup(struct run *r)
 	}
 	if (r->sandyfs && (e = agent_repository(r)) < 0)
 		return e;
-	if (r->sandyfs && (e = start_mount(r)) < 0)
+	if (r->sandyfs && (e = start_serving(r)) < 0)
 		return e;
 	if ((e = build_world(r)) < 0)
 		return e;
@@ -617,11 +731,13 @@ static void on_signal(struct run *r, const struct signalfd_siginfo *si)
 static void wait_for_command(struct run *r)
 {
 	while (r->child > 0) {
+		int watched = r->in_engine ? r->box.waiter_fd : r->daemon.fd;
+		bool serving = (r->mounted || r->in_engine) && !r->sandyfs_died;
 		struct pollfd p[2] = {{.fd = r->sigfd, .events = POLLIN},
-				      {.fd = r->daemon.fd, .events = POLLIN}};
-		nfds_t np = r->mounted && r->daemon.fd >= 0 && !r->sandyfs_died ? 2 : 1;
+				      {.fd = watched, .events = POLLIN}};
+		nfds_t np = serving && watched >= 0 ? 2 : 1;
 		long timeout = -1;
-		if ((r->mounted && r->daemon.fd < 0 && !r->sandyfs_died) || r->gateway.running)
+		if ((serving && watched < 0) || r->gateway.running)
 			timeout = 500; /* no pidfd: poll the daemon; the gateway's logs */
 		if (r->stopping) {
 			long left = ms_until(&r->kill_at);
@@ -636,6 +752,13 @@ static void wait_for_command(struct run *r)
 			gateway_drain(&r->gateway, false);
 		if (reap(r))
 			break;
+		if (r->in_engine && !r->sandyfs_died && !fsbox_alive(&r->box)) {
+			r->sandyfs_died = true;
+			sandy_error("sandyfs stopped serving '%s' (its container '%s' is gone); "
+				    "stopping the container",
+				    r->project, r->box.name);
+			stop_command(r, SIGTERM);
+		}
 		if (r->mounted && !r->sandyfs_died && !sandyfs_alive(&r->daemon)) {
 			r->sandyfs_died = true;
 			sandy_error("sandyfs stopped serving '%s' (its daemon, pid %ld, is gone); "
@@ -665,6 +788,9 @@ static void teardown(struct run *r, bool ran)
 		engine_remove(r->engine, r->container);
 	gateway_stop(&r->gateway);
 	gateway_drain(&r->gateway, true);
+	/* Its audit log is complete once it has stopped. */
+	if (r->in_engine)
+		fsbox_stop(&r->box, r->sandyfs_died);
 	if (r->mounted) {
 		if (sandyfs_unmount(r->sandyfs, r->s.mountpoint) == 0)
 			r->mounted = false;
@@ -713,6 +839,7 @@ int run_session(const struct sandy_opts *o)
 			.sigfd = -1,
 			.child = -1,
 			.daemon = {.pid = -1, .fd = -1},
+			.box = {.waiter = -1, .waiter_fd = -1},
 			.gateway = {.log_fd = -1}};
 	int status;
 
@@ -743,6 +870,7 @@ out:
 	free(r.host_git);
 	free(r.host_git_seen);
 	agentgit_gate_free(&r.gate);
+	fsbox_free(&r.box);
 	world_free(&r.world);
 	gateway_free(&r.gateway);
 	strv_free(&r.allow);

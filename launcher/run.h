@@ -13,6 +13,15 @@ enum sandy_fs {
 	SANDY_FS_BIND,
 };
 
+/* Where sandyfs serves, with a container engine: on this host, or in a
+ * container of sandy's own in the engine's world (fsbox.h); AUTO asks the
+ * engine whether it sees this host's mounts. */
+enum sandy_fs_mode {
+	SANDY_FS_MODE_AUTO,
+	SANDY_FS_MODE_HOST,
+	SANDY_FS_MODE_CONTAINER,
+};
+
 enum sandy_runtime {
 	SANDY_RUNTIME_AUTO,
 	SANDY_RUNTIME_DOCKER,
@@ -22,6 +31,7 @@ enum sandy_runtime {
 
 struct sandy_opts {
 	enum sandy_fs fs;
+	enum sandy_fs_mode fs_mode;
 	enum sandy_runtime runtime;
 	const char *image;
 	const char *agent;    /* the agent kind whose home and settings to use */
@@ -30,7 +40,7 @@ struct sandy_opts {
 	struct strv allow_args; /* --allow DOMAIN */
 	struct strv rule_args;	/* --type/--rules/--no-detect, as sandyfs takes them */
 	bool quiet;
-	bool push_gate; /* --push-gate */
+	bool push_gate;	     /* --push-gate */
 	const char *project; /* as given; "." by default */
 	char **command;	     /* NULL: the image's command, or the user's shell */
 };

@@ -27,34 +27,45 @@ int sandyfs_query_argv(struct strv *argv, const char *sandyfs, const char *cmd, 
 	return strv_ok(r, strv_push(argv, project));
 }
 
+int sandyfs_mount_argv(struct strv *argv, const char *sandyfs, const struct strv *rule_args,
+		       bool allow_other, bool foreground, const char *audit, const char *pidfile,
+		       const char *git_seen_at, const char *project, const char *mp)
+{
+	int r = 0;
+
+	r = strv_ok(r, strv_push(argv, sandyfs));
+	r = strv_ok(r, strv_push(argv, "mount"));
+	if (foreground)
+		r = strv_ok(r, strv_push(argv, "--foreground"));
+	if (allow_other)
+		r = strv_ok(r, strv_push(argv, "--allow-other"));
+	/* Opens without a round trip to the daemon each (rg, tar, builds open
+	 * every file): a file the policy keeps is then refused at its first
+	 * write, truncate or allocation rather than at open. */
+	r = strv_ok(r, strv_push(argv, "--lazy-open"));
+	r = strv_ok(r, strv_push(argv, "--pid-file"));
+	r = strv_ok(r, strv_push(argv, pidfile));
+	r = strv_ok(r, strv_push(argv, "--audit"));
+	r = strv_ok(r, strv_push(argv, audit));
+	if (git_seen_at) {
+		r = strv_ok(r, strv_push(argv, "--private-git"));
+		r = strv_ok(r, strv_push(argv, "--git-host-path"));
+		r = strv_ok(r, strv_push(argv, git_seen_at));
+	}
+	r = strv_ok(r, strv_extend(argv, rule_args));
+	r = strv_ok(r, strv_push(argv, "--"));
+	r = strv_ok(r, strv_push(argv, project));
+	return strv_ok(r, strv_push(argv, mp));
+}
+
 int sandyfs_mount(const char *sandyfs, const struct strv *rule_args, bool allow_other,
 		  const char *audit, const char *pidfile, const char *git_seen_at,
 		  const char *project, const char *mp)
 {
 	cleanup_strv struct strv argv = {0};
-	int r = 0;
+	int r = sandyfs_mount_argv(&argv, sandyfs, rule_args, allow_other, false, audit, pidfile,
+				   git_seen_at, project, mp);
 
-	r = strv_ok(r, strv_push(&argv, sandyfs));
-	r = strv_ok(r, strv_push(&argv, "mount"));
-	if (allow_other)
-		r = strv_ok(r, strv_push(&argv, "--allow-other"));
-	/* Opens without a round trip to the daemon each (rg, tar, builds open
-	 * every file): a file the policy keeps is then refused at its first
-	 * write, truncate or allocation rather than at open. */
-	r = strv_ok(r, strv_push(&argv, "--lazy-open"));
-	r = strv_ok(r, strv_push(&argv, "--pid-file"));
-	r = strv_ok(r, strv_push(&argv, pidfile));
-	r = strv_ok(r, strv_push(&argv, "--audit"));
-	r = strv_ok(r, strv_push(&argv, audit));
-	if (git_seen_at) {
-		r = strv_ok(r, strv_push(&argv, "--private-git"));
-		r = strv_ok(r, strv_push(&argv, "--git-host-path"));
-		r = strv_ok(r, strv_push(&argv, git_seen_at));
-	}
-	r = strv_ok(r, strv_extend(&argv, rule_args));
-	r = strv_ok(r, strv_push(&argv, "--"));
-	r = strv_ok(r, strv_push(&argv, project));
-	r = strv_ok(r, strv_push(&argv, mp));
 	if (r < 0)
 		return r;
 	/* sandyfs reports its own failures (a bad rule file names file and

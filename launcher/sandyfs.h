@@ -25,6 +25,12 @@ int sandyfs_mount(const char *sandyfs, const struct strv *rule_args, bool allow_
 		  const char *audit, const char *pidfile, const char *git_seen_at,
 		  const char *project, const char *mp);
 
+/* The argv of that `sandyfs mount` (in the foreground with FOREGROUND),
+ * appended to ARGV. */
+int sandyfs_mount_argv(struct strv *argv, const char *sandyfs, const struct strv *rule_args,
+		       bool allow_other, bool foreground, const char *audit, const char *pidfile,
+		       const char *git_seen_at, const char *project, const char *mp);
+
 /* The detached daemon, so that its death is noticed while the session
  * runs. fd is a pidfd, or -1 where the kernel has none (then poll). */
 struct sandyfs_daemon {

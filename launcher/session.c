@@ -17,9 +17,9 @@
 /* The files a session directory may hold; removal names them one by one
  * instead of recursing. */
 static const char *const session_files[] = {
-	"lock",		 "project",	   "runtime",	  "container",
-	"denials.jsonl", "POLICY.md",	   "sandyfs.pid", "agent-settings",
-	"agent-memory",	 "ssh-agent.sock", "gateway",
+	"lock",	     "project",	    "runtime",	      "container",    "denials.jsonl",
+	"POLICY.md", "sandyfs.pid", "agent-settings", "agent-memory", "ssh-agent.sock",
+	"gateway",   "fsbox",	    "fsbox.pid",
 };
 
 /* The directories it may hold that the command or the network gateway
@@ -190,6 +190,9 @@ static void sweep_one(const char *dir, const char *sandyfs)
 		engine_remove(runtime, container);
 	if (runtime && gateway)
 		engine_remove(runtime, gateway);
+	cleanup_free char *fsbox = read_key(dir, "fsbox");
+	if (runtime && fsbox)
+		engine_remove(runtime, fsbox);
 	if (mounts_under(dir, &mounts) == 0) {
 		for (size_t i = 0; i < mounts.n; i++)
 			if (sandyfs_unmount(sandyfs, mounts.v[i]) < 0)

@@ -1,0 +1,376 @@
+/* fsbox.c - see fsbox.h. */
+
+#include "fsbox.h"
+#include "engine.h"
+#include "proc.h"
+#include "sandy.h"
+#include "sandyfs.h"
+
+#include "common/install.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+/* How long the daemon may take to serve once its container runs. */
+#define START_SECONDS 30
+
+/* What the container runs: the daemon in the foreground, SIGTERM handed
+ * to it (it unmounts and completes its audit log), and whatever it leaves
+ * behind (a dead mount, when it died) cleared before the container ends,
+ * so that nothing stays in the engine's world. $1: the mountpoint, $2 its
+ * session directory there; the rest is the daemon's command line. */
+static const char box_script[] = "mp=$1 dir=$2; shift 2\n"
+				 "mkdir -p \"$mp\" || exit 1\n"
+				 "\"$@\" & pid=$!\n"
+				 "trap 'kill -TERM $pid 2>/dev/null' TERM INT HUP\n"
+				 "wait $pid; st=$?\n"
+				 "while kill -0 $pid 2>/dev/null; do wait $pid; st=$?; done\n"
+				 "sandyfs umount \"$mp\" >/dev/null 2>&1\n"
+				 "rmdir \"$mp\" \"$dir\" 2>/dev/null\n"
+				 "exit $st\n";
+
+static int push_same_path(struct strv *argv, const char *path, bool readonly)
+{
+	return engine_push_bind(argv, path, path, readonly ? "readonly" : NULL);
+}
+
+/* The rule files named by --rules, which the daemon reads at their paths. */
+static int push_rule_files(struct strv *argv, const struct strv *rule_args)
+{
+	int r = 0;
+
+	for (size_t i = 0; r == 0 && i + 1 < rule_args->n; i++)
+		if (!strcmp(rule_args->v[i], "--rules") || !strcmp(rule_args->v[i], "-r"))
+			r = push_same_path(argv, rule_args->v[++i], true);
+	return r;
+}
+
+/* The options of a container of sandy's own that mounts below
+ * FSBOX_ENGINE_DIR: the capabilities of a root sandyfs (mount(2), and
+ * acting as each caller), none else, no network. */
+static int push_box_options(struct strv *argv, const char *engine)
+{
+	static const char *const caps[] = {"SYS_ADMIN", "CHOWN",  "DAC_OVERRIDE", "DAC_READ_SEARCH",
+					   "FOWNER",	"FSETID", "SETUID",	  "SETGID"};
+	int r = 0;
+
+	r = strv_ok(r, strv_push(argv, "--cap-drop=ALL"));
+	for (size_t i = 0; i < sizeof(caps) / sizeof(caps[0]); i++)
+		r = strv_ok(r, strv_pushf(argv, "--cap-add=%s", caps[i]));
+	r = strv_ok(r, strv_push(argv, "--device=/dev/fuse"));
+	/* Docker's AppArmor profile forbids mount(2); where AppArmor is
+	 * off, the option is no-op. */
+	if (strcmp(engine, "podman") != 0)
+		r = strv_ok(r, strv_push(argv, "--security-opt=apparmor=unconfined"));
+	r = strv_ok(r, strv_push(argv, "--network=none"));
+	/* -v, which makes the directory in the engine's world when missing. */
+	return strv_ok(
+		r, strv_pushf(argv, "--volume=%s:%s:rshared", FSBOX_ENGINE_DIR, FSBOX_ENGINE_DIR));
+}
+
+static int pidfd_of(pid_t pid)
+{
+#ifdef SYS_pidfd_open
+	int fd = (int)syscall(SYS_pidfd_open, pid, 0);
+	if (fd >= 0)
+		fcntl(fd, F_SETFD, FD_CLOEXEC);
+	return fd;
+#else
+	(void)pid;
+	return -1;
+#endif
+}
+
+static bool box_running(const char *engine, const char *name)
+{
+	cleanup_free char *out = NULL;
+	char *argv[] = {(char *)engine, "inspect",    "--format={{.State.Running}}",
+			"--",		(char *)name, NULL};
+
+	return proc_run(argv, PROC_IN_NULL | PROC_OUT_CAPTURE | PROC_ERR_NULL, &out, NULL) == 0 &&
+	       out && !strncmp(out, "true", 4);
+}
+
+/* The last lines the container printed, for a failure message. */
+static void show_logs(const char *engine, const char *name)
+{
+	char *argv[] = {(char *)engine, "logs", "--tail=5", "--", (char *)name, NULL};
+
+	proc_run(argv, PROC_IN_NULL | PROC_OUT_NULL, NULL, NULL);
+}
+
+static void sleep_ms(long ms)
+{
+	struct timespec t = {ms / 1000, (ms % 1000) * 1000000L};
+	while (nanosleep(&t, &t) < 0 && errno == EINTR)
+		;
+}
+
+int fsbox_start(const struct fsbox_spec *s, struct fsbox *b)
+{
+	cleanup_strv struct strv argv = {0};
+	int r = 0;
+
+	*b = (struct fsbox){.engine = s->engine, .image = s->image, .waiter = -1, .waiter_fd = -1};
+	b->name = sandy_asprintf("sandy-fs-%s", s->session_id);
+	b->engine_dir = sandy_asprintf("%s/%s", FSBOX_ENGINE_DIR, s->session_id);
+	b->mountpoint = b->engine_dir ? sandy_asprintf("%s/workspace", b->engine_dir) : NULL;
+	if (!b->name || !b->mountpoint)
+		return -ENOMEM;
+	if (mkdir(s->store_root, 0700) < 0 && errno != EEXIST) {
+		r = -errno;
+		sandy_error("cannot make the store directory '%s': %s", s->store_root,
+			    strerror(-r));
+		return r;
+	}
+	r = strv_ok(r, strv_push(&argv, s->engine));
+	r = strv_ok(r, strv_push(&argv, "run"));
+	r = strv_ok(r, strv_push(&argv, "--detach"));
+	r = strv_ok(r, strv_push(&argv, "--rm"));
+	r = strv_ok(r, strv_pushf(&argv, "--name=%s", b->name));
+	r = strv_ok(r, strv_pushf(&argv, "--label=sandy.session=%s", s->session_id));
+	r = strv_ok(r, strv_push(&argv, "--label=sandy.role=fs"));
+	r = strv_ok(r, push_box_options(&argv, s->engine));
+	r = strv_ok(r, strv_pushf(&argv, "--env=SANDY_CACHE_DIR=%s", s->store_root));
+	r = strv_ok(r, push_same_path(&argv, s->project, false));
+	r = strv_ok(r, push_same_path(&argv, s->store_root, false));
+	r = strv_ok(r, push_same_path(&argv, s->session_dir, false));
+	r = strv_ok(r, push_rule_files(&argv, s->rule_args));
+	r = strv_ok(r, strv_push(&argv, s->image));
+	r = strv_ok(r, strv_push(&argv, "/bin/sh"));
+	r = strv_ok(r, strv_push(&argv, "-c"));
+	r = strv_ok(r, strv_push(&argv, box_script));
+	r = strv_ok(r, strv_push(&argv, "sandy-fs"));
+	r = strv_ok(r, strv_push(&argv, b->mountpoint));
+	r = strv_ok(r, strv_push(&argv, b->engine_dir));
+	r = strv_ok(r, sandyfs_mount_argv(&argv, "sandyfs", s->rule_args, true, true, s->audit,
+					  s->pidfile, s->git_seen_at, s->project, b->mountpoint));
+	if (r < 0)
+		return r;
+	unlink(s->pidfile);
+	int status = proc_run(argv.v, PROC_IN_NULL | PROC_OUT_NULL, NULL, NULL);
+	if (status != 0) {
+		sandy_error("cannot start sandyfs in a %s container (image %s): %s", s->engine,
+			    s->image, status < 0 ? strerror(-status) : "the engine refused it");
+		return status < 0 ? status : -EIO;
+	}
+	b->started = true;
+	/* The daemon writes its pid file once it serves. */
+	struct stat st;
+	for (int waited = 0; stat(s->pidfile, &st) < 0; waited += 50) {
+		if (waited % 1000 == 0 && !box_running(s->engine, b->name)) {
+			sandy_error("sandyfs's container '%s' ended before serving '%s'; its last "
+				    "words:",
+				    b->name, s->project);
+			show_logs(s->engine, b->name);
+			return -EIO;
+		}
+		if (waited >= START_SECONDS * 1000) {
+			sandy_error("sandyfs's container '%s' did not serve '%s' within %d s",
+				    b->name, s->project, START_SECONDS);
+			return -ETIMEDOUT;
+		}
+		sleep_ms(50);
+	}
+	char *wait_argv[] = {(char *)s->engine, "wait", "--", b->name, NULL};
+	r = proc_spawn(wait_argv, PROC_IN_NULL | PROC_OUT_NULL | PROC_ERR_NULL, &b->waiter);
+	if (r < 0)
+		return r;
+	b->waiter_fd = pidfd_of(b->waiter);
+	return 0;
+}
+
+bool fsbox_alive(struct fsbox *b)
+{
+	if (!b->started || b->waiter <= 0)
+		return false;
+	if (b->waiter_fd >= 0) {
+		struct pollfd p = {.fd = b->waiter_fd, .events = POLLIN};
+		return poll(&p, 1, 0) == 0;
+	}
+	int ws;
+	if (waitpid(b->waiter, &ws, WNOHANG) != b->waiter)
+		return true;
+	b->waiter = -1;
+	return false;
+}
+
+/* A container that clears what a daemon killed with its container left in
+ * the engine's world: the dead mount and its directories. */
+static void clear_engine_dir(const char *engine, const char *image, const char *engine_dir,
+			     const char *mountpoint)
+{
+	cleanup_strv struct strv argv = {0};
+	int r = 0;
+
+	r = strv_ok(r, strv_push(&argv, engine));
+	r = strv_ok(r, strv_push(&argv, "run"));
+	r = strv_ok(r, strv_push(&argv, "--rm"));
+	r = strv_ok(r, push_box_options(&argv, engine));
+	r = strv_ok(r, strv_push(&argv, image));
+	r = strv_ok(r, strv_push(&argv, "/bin/sh"));
+	r = strv_ok(r, strv_push(&argv, "-c"));
+	r = strv_ok(r, strv_push(&argv, "sandyfs umount \"$1\" >/dev/null 2>&1; rmdir \"$1\" "
+					"\"$2\" 2>/dev/null; true"));
+	r = strv_ok(r, strv_push(&argv, "sandy-fs"));
+	r = strv_ok(r, strv_push(&argv, mountpoint));
+	r = strv_ok(r, strv_push(&argv, engine_dir));
+	if (r == 0)
+		proc_run(argv.v, PROC_IN_NULL | PROC_OUT_NULL | PROC_ERR_NULL, NULL, NULL);
+}
+
+void fsbox_stop(struct fsbox *b, bool died)
+{
+	if (!b->started)
+		return;
+	engine_stop(b->engine, b->name, 10);
+	engine_remove(b->engine, b->name);
+	if (b->waiter > 0) {
+		proc_wait(b->waiter);
+		b->waiter = -1;
+	}
+	if (died)
+		clear_engine_dir(b->engine, b->image, b->engine_dir, b->mountpoint);
+	b->started = false;
+}
+
+void fsbox_free(struct fsbox *b)
+{
+	if (b->waiter_fd >= 0)
+		close(b->waiter_fd);
+	free(b->name);
+	free(b->engine_dir);
+	free(b->mountpoint);
+	*b = (struct fsbox){.waiter = -1, .waiter_fd = -1};
+}
+
+static uint64_t fnv1a(uint64_t h, const char *s)
+{
+	for (const char *p = s ? s : ""; *p; p++)
+		h = (h ^ (unsigned char)*p) * 0x100000001b3ull;
+	return (h ^ 0xff) * 0x100000001b3ull; /* a separator */
+}
+
+char *fsbox_engine_id(const char *engine)
+{
+	cleanup_free char *out = NULL;
+	char *argv[] = {(char *)engine, "info", "--format={{.ID}}{{.Name}}", NULL};
+
+	if (proc_run(argv, PROC_IN_NULL | PROC_OUT_CAPTURE | PROC_ERR_NULL, &out, NULL) != 0 ||
+	    !out)
+		return NULL;
+	uint64_t h = 0xcbf29ce484222325ull;
+	h = fnv1a(h, engine);
+	h = fnv1a(h, out);
+	h = fnv1a(h, getenv("DOCKER_HOST"));
+	h = fnv1a(h, getenv("CONTAINER_HOST"));
+	return sandy_asprintf("%016llx", (unsigned long long)h);
+}
+
+int fsbox_engine_sees_mounts(const char *engine, const char *image, const char *mountpoint)
+{
+	cleanup_strv struct strv argv = {0};
+	cleanup_free char *err = NULL;
+	int r = 0;
+
+	r = strv_ok(r, strv_push(&argv, engine));
+	r = strv_ok(r, strv_push(&argv, "run"));
+	r = strv_ok(r, strv_push(&argv, "--rm"));
+	r = strv_ok(r, strv_push(&argv, "--network=none"));
+	r = strv_ok(r, strv_push(&argv, "--cap-drop=ALL"));
+	r = strv_ok(r, strv_push(&argv, "--security-opt=no-new-privileges"));
+	r = strv_ok(r, engine_push_bind(&argv, mountpoint, "/probe", "readonly"));
+	r = strv_ok(r, strv_push(&argv, "--entrypoint=grep"));
+	r = strv_ok(r, strv_push(&argv, image));
+	r = strv_ok(r, strv_push(&argv, "-q"));
+	r = strv_ok(r, strv_push(&argv, " /probe .* - fuse\\.sandyfs "));
+	r = strv_ok(r, strv_push(&argv, "/proc/self/mountinfo"));
+	if (r < 0)
+		return r;
+	int status = proc_run(argv.v, PROC_IN_NULL | PROC_OUT_NULL | PROC_ERR_CAPTURE, NULL, &err);
+	if (status == 0 || status == 1)
+		return status == 0;
+	/* The directory is not there at all: a world of its own. */
+	if (status == 125 && err && (strstr(err, "does not exist") || strstr(err, "no such file")))
+		return 0;
+	if (err && *err)
+		fputs(err, stderr);
+	return status < 0 ? status : -EIO;
+}
+
+/* Copies SRC (a file or a directory) to DIR/NAME. */
+static int copy_into(const char *src, const char *dir, const char *name)
+{
+	cleanup_free char *dst = sandy_asprintf("%s/%s", dir, name);
+	char *argv[] = {"cp", "-RL", "--", (char *)src, dst, NULL};
+
+	if (!dst)
+		return -ENOMEM;
+	int status = proc_run(argv, PROC_IN_NULL, NULL, NULL);
+	return status == 0 ? 0 : -EIO;
+}
+
+static const char box_dockerfile[] =
+	"# The image of sandyfs's own container (made by sandy build-image).\n"
+	"ARG BASE\n"
+	"FROM ${BASE}\n"
+	"COPY sandyfs /usr/local/bin/sandyfs\n"
+	"COPY rules /usr/local/share/sandy/rules\n"
+	"COPY ro-overlays /usr/local/share/sandy/ro-overlays\n"
+	"ENV SANDY_RULES_DIR=/usr/local/share/sandy/rules "
+	"SANDY_OVERLAYS_DIR=/usr/local/share/sandy/ro-overlays\n"
+	"LABEL org.sandy.role=fs\n";
+
+int fsbox_build_image(const char *engine, const char *image, const char *base, const char *sandyfs)
+{
+	char dir[] = "/tmp/sandy-fs-image.XXXXXX";
+	cleanup_free char *rules = NULL, *overlays = NULL, *err = NULL;
+	int r = 0;
+
+	if ((r = install_find(&install_rules, &rules, &err)) < 0 ||
+	    (r = install_find(&install_overlays, &overlays, &err)) < 0) {
+		sandy_error("%s", err ? err : strerror(-r));
+		return r;
+	}
+	if (!mkdtemp(dir)) {
+		r = -errno;
+		sandy_error("cannot make a directory for the sandy-fs image: %s", strerror(-r));
+		return r;
+	}
+	cleanup_free char *df = sandy_asprintf("%s/Dockerfile", dir);
+	r = df ? 0 : -ENOMEM;
+	r = strv_ok(r, copy_into(sandyfs, dir, "sandyfs"));
+	r = strv_ok(r, copy_into(rules, dir, "rules"));
+	r = strv_ok(r, copy_into(overlays, dir, "ro-overlays"));
+	if (r == 0)
+		r = sandy_write_file(df, box_dockerfile, sizeof(box_dockerfile) - 1, 0644);
+	if (r == 0) {
+		cleanup_free char *tag = sandy_asprintf("--tag=%s", image);
+		cleanup_free char *arg = sandy_asprintf("--build-arg=BASE=%s", base);
+		char *argv[] = {(char *)engine, "build", tag, arg, "--", dir, NULL};
+		int status = tag && arg ? proc_run(argv, 0, NULL, NULL) : -ENOMEM;
+		if (status != 0) {
+			sandy_error("cannot build image '%s' (sandyfs's own): %s build failed "
+				    "(status %d)",
+				    image, engine, status);
+			r = -EIO;
+		}
+	} else {
+		sandy_error("cannot gather sandyfs and its files for image '%s': %s", image,
+			    strerror(-r));
+	}
+	char *rm[] = {"rm", "-rf", "--", dir, NULL};
+	proc_run(rm, PROC_IN_NULL, NULL, NULL);
+	return r;
+}

@@ -1,0 +1,76 @@
+/* fsbox.h - sandyfs in a container of sandy's own, for a container engine
+ * that does not see this host's mounts (Docker Desktop, colima, OrbStack,
+ * podman machine, a remote or rootless engine): the engine's world has its
+ * own filesystem, where a FUSE mount made here never arrives.
+ *
+ * The container (SANDY_FS_IMAGE, engine.h) holds the privilege the mount needs
+ * (CAP_SYS_ADMIN and /dev/fuse) and the daemon's own (fsuid switching,
+ * DAC override); it sees the project, the store and the session directory
+ * at their host paths, as the engine shares host folders, and mounts below
+ * a directory of the engine's world (FSBOX_ENGINE_DIR) bound with shared
+ * propagation, from which the agent's container binds it with rslave. The
+ * agent's container holds no capability, as in host mode. */
+#ifndef SANDY_FSBOX_H
+#define SANDY_FSBOX_H
+
+#include "common/strv.h"
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+/* In the engine's world, not on this host: one directory per session. */
+#define FSBOX_ENGINE_DIR "/var/lib/sandy/sessions"
+
+struct fsbox_spec {
+	const char *engine;
+	const char *image;
+	const char *session_id;
+	const char *session_dir; /* host path: the pid file, audit log, policy */
+	const char *project;
+	const char *store_root; /* host path of the projects' stores */
+	const char *audit;
+	const char *pidfile;
+	const char *git_seen_at; /* --git-host-path, or NULL */
+	const struct strv *rule_args;
+};
+
+struct fsbox {
+	const char *engine, *image;
+	char *name;	  /* sandy-fs-ID */
+	char *engine_dir; /* FSBOX_ENGINE_DIR/ID */
+	char *mountpoint; /* engine_dir/workspace, in the engine's world */
+	pid_t waiter;	  /* `ENGINE wait NAME`: it ends when the container does */
+	int waiter_fd;	  /* its pidfd, or -1 */
+	bool started;
+};
+
+/* Starts the container and waits until it serves (its pid file appears in
+ * the session directory). Says what failed. */
+int fsbox_start(const struct fsbox_spec *spec, struct fsbox *b);
+
+/* Whether the container still runs. */
+bool fsbox_alive(struct fsbox *b);
+
+/* Stops the container (the daemon unmounts and its audit log is complete),
+ * removes it and, when the daemon died without unmounting, the dead mount
+ * it left in the engine's world. */
+void fsbox_stop(struct fsbox *b, bool died);
+
+void fsbox_free(struct fsbox *b);
+
+/* A name for the engine ENGINE reaches now, for remembering what it sees:
+ * its own ID with where it is reached (DOCKER_HOST, CONTAINER_HOST),
+ * hashed (malloc'ed); NULL when it cannot tell. */
+char *fsbox_engine_id(const char *engine);
+
+/* Whether ENGINE shows a container the mount at MOUNTPOINT on this host
+ * (a FUSE mount of sandyfs), asked of a container of IMAGE that binds it:
+ * 1 yes, 0 no (the engine has a world of its own), negative when the
+ * engine could not run the probe at all. */
+int fsbox_engine_sees_mounts(const char *engine, const char *image, const char *mountpoint);
+
+/* `sandy build-image`: IMAGE from BASE, with this host's sandyfs and the
+ * files it ships with. */
+int fsbox_build_image(const char *engine, const char *image, const char *base, const char *sandyfs);
+
+#endif
