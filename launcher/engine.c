@@ -437,3 +437,17 @@ int engine_build_image(const char *engine, const char *image, const char *gatewa
 	cleanup_free char *sandyfs = host_find_sandyfs();
 	return sandyfs ? fsbox_build_image(engine, SANDY_FS_IMAGE, base, sandyfs) : -ENOENT;
 }
+
+int engine_build_fs_image(const char *engine)
+{
+	cleanup_free char *dir = engine_container_dir();
+	cleanup_free char *base = NULL, *sandyfs = NULL;
+	int r;
+
+	if (!dir)
+		return -ENOENT;
+	if ((r = build_base(engine, dir, &base)) < 0)
+		return r;
+	sandyfs = host_find_sandyfs();
+	return sandyfs ? fsbox_build_image(engine, SANDY_FS_IMAGE, base, sandyfs) : -ENOENT;
+}

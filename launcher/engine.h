@@ -86,4 +86,7 @@ char *engine_container_dir(void);
 int engine_build_image(const char *engine, const char *image, const char *gateway_image,
 		       const char *from, char *const *extra_args);
 
+/* `sandy build-image --fs-only`: SANDY_FS_IMAGE alone, on the base. */
+int engine_build_fs_image(const char *engine);
+
 #endif

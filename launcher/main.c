@@ -73,6 +73,7 @@ enum {
 	OPT_SESSION,
 	OPT_GATEWAY_IMAGE,
 	OPT_GATEWAY_ONLY,
+	OPT_FS_ONLY,
 	OPT_PUSH_GATE,
 	OPT_FORCE,
 };
@@ -470,6 +471,7 @@ static int cmd_build_image(int argc, char **argv)
 		{"from", required_argument, NULL, OPT_FROM},
 		{"gateway-image", required_argument, NULL, OPT_GATEWAY_IMAGE},
 		{"gateway-only", no_argument, NULL, OPT_GATEWAY_ONLY},
+		{"fs-only", no_argument, NULL, OPT_FS_ONLY},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -477,7 +479,7 @@ static int cmd_build_image(int argc, char **argv)
 	const char *gateway = getenv("SANDY_GATEWAY_IMAGE");
 	const char *engine = "docker", *from = NULL;
 	int split = find_command(argc, argv), c;
-	bool gateway_only = false;
+	bool gateway_only = false, fs_only = false;
 
 	if (!image || !*image)
 		image = SANDY_DEFAULT_IMAGE;
@@ -498,6 +500,9 @@ static int cmd_build_image(int argc, char **argv)
 		case OPT_GATEWAY_ONLY:
 			gateway_only = true;
 			break;
+		case OPT_FS_ONLY:
+			fs_only = true;
+			break;
 		case OPT_RUNTIME:
 			if (strcmp(optarg, "docker") != 0 && strcmp(optarg, "podman") != 0)
 				return usage_error(
@@ -514,9 +519,14 @@ static int cmd_build_image(int argc, char **argv)
 				   argv[optind]);
 	if (engine_check(engine, false) < 0)
 		return SANDY_EXIT_FAILURE;
-	if (gateway_only && split < argc)
+	if ((gateway_only || fs_only) && split < argc)
 		return usage_error("build arguments after '--' are for the agent image, which "
-				   "--gateway-only does not build");
+				   "--%s does not build",
+				   fs_only ? "fs-only" : "gateway-only");
+	if (gateway_only && fs_only)
+		return usage_error("--gateway-only and --fs-only: choose one");
+	if (fs_only)
+		return engine_build_fs_image(engine) < 0 ? SANDY_EXIT_FAILURE : 0;
 	return engine_build_image(engine, gateway_only ? NULL : image, gateway, from,
 				  split < argc ? argv + split + 1 : NULL) < 0
 		       ? SANDY_EXIT_FAILURE

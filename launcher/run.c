@@ -372,7 +372,7 @@ static int start_serving(struct run *r)
 	if (r->engine && r->o->fs_mode == SANDY_FS_MODE_CONTAINER)
 		return start_box(r);
 	int e = start_host_mount(r);
-	if (e < 0 || !r->engine || r->o->fs_mode == SANDY_FS_MODE_HOST)
+	if (e < 0 || !r->engine)
 		return e;
 	/* Asked once per engine (its identity, where it is reached) in this
 	 * runtime directory. */
@@ -400,6 +400,14 @@ static int start_serving(struct run *r)
 	}
 	if (sees)
 		return 0;
+	/* The agent would start on the closed directory under the mount. */
+	if (r->o->fs_mode == SANDY_FS_MODE_HOST) {
+		sandy_error("%s does not see this host's mounts (its engine runs elsewhere), so "
+			    "sandyfs cannot serve on this host for it; let sandy choose "
+			    "(--fs-mode=auto) or serve in the engine's world (--fs-mode=container)",
+			    r->engine);
+		return -EXDEV;
+	}
 	if (!r->o->quiet)
 		sandy_note(
 			"%s does not see this host's mounts (its engine runs elsewhere); sandyfs "

@@ -1,0 +1,174 @@
+#!/usr/bin/env bash
+# sandy on an engine that does not see this host's mounts, as Docker
+# Desktop's, colima's or a remote one: a docker daemon in a container of
+# its own (docker-in-docker, an image made from Debian packages), whose
+# filesystem is not this host's, with the test's directories shared into
+# it at their own paths, as Docker Desktop's file sharing does, and sandy
+# pointed at it with DOCKER_HOST. Without any option saying so, sandy must
+# serve the project through sandyfs in a container of its own there, with
+# the same policy, summary and private repository, the agent's container
+# holding no capability; and leave nothing in that engine.
+#
+# The inner engine's container is not --privileged (this machine's
+# capability bounding set lacks CAP_SYS_RESOURCE, which --privileged asks
+# for): it gets the capabilities an engine needs to run containers, and
+# sandy never asks the inner engine for more than those.
+source "$SANDY_SRC/tests/launcher/helpers.bash"
+require_docker
+
+DIND_CAPS=(CHOWN DAC_OVERRIDE DAC_READ_SEARCH FOWNER FSETID KILL SETGID SETUID SETPCAP
+	SETFCAP NET_BIND_SERVICE NET_RAW NET_ADMIN SYS_CHROOT SYS_ADMIN SYS_PTRACE MKNOD
+	AUDIT_WRITE)
+DIND_PACKAGES=docker.io,iptables,procps,ca-certificates,mount
+DIND_IMAGE=sandy-test-dind:$(echo "$DIND_PACKAGES" | sha256sum | cut -c1-12)
+
+# The image of the inner engine, from Debian packages (made once).
+if ! docker image inspect "$DIND_IMAGE" >/dev/null 2>&1; then
+	sources=()
+	for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list /etc/apt/sources.list.d/*.sources; do
+		[ -s "$f" ] && grep -q bookworm "$f" && sources+=("$f")
+	done
+	mmdebstrap --quiet --variant=apt --include="$DIND_PACKAGES" \
+		--customize-hook='rm -rf "$1"/var/lib/apt/lists/* "$1"/var/cache/apt/*.bin' \
+		bookworm - "${sources[@]}" 2>"$_scratch_base/mmdebstrap.err" |
+		docker import - "$DIND_IMAGE" >/dev/null
+fi
+if ! check "the inner engine's image $DIND_IMAGE is made from Debian packages" \
+	eval 'docker image inspect "$DIND_IMAGE" >/dev/null'; then
+	sed 's/^/# /' "$_scratch_base/mmdebstrap.err" | tail -n 5
+	done_testing
+fi
+# sandyfs's own image, which sandy would find missing in the inner engine.
+check "sandy build-image --fs-only makes $(echo sandy-fs:latest)" \
+	"$SANDY" build-image --fs-only >/dev/null 2>&1 || done_testing
+
+base=$(scratch)
+inner=$base/inner
+mkdir -p "$inner/run" "$inner/lib"
+name=sandy-test-dind-$$
+cap_args=(--cap-drop=ALL)
+for c in "${DIND_CAPS[@]}"; do cap_args+=(--cap-add="$c"); done
+# Shared at their own paths: the projects (scratch), the test's runtime
+# directory (sessions, HOME, the agents' data) and the stores.
+shares=()
+for d in "$_scratch_base" "$_sandy_run" "$SANDY_CACHE_DIR"; do
+	mkdir -p "$d" && shares+=(--volume="$d:$d")
+done
+at_exit "docker rm -f $name >/dev/null 2>&1"
+docker run -d --name "$name" "${cap_args[@]}" --security-opt seccomp=unconfined \
+	--security-opt apparmor=unconfined --device /dev/fuse \
+	--volume /sys/fs/cgroup:/sys/fs/cgroup --volume "$inner/lib:/var/lib/docker" \
+	--volume "$inner/run:/run" "${shares[@]}" "$DIND_IMAGE" \
+	sh -c 'mount --make-rshared / && exec dockerd --host unix:///run/docker.sock' >/dev/null
+INNER=unix://$inner/run/docker.sock
+inner() { DOCKER_HOST=$INNER docker "$@"; }
+# This host's engine, whatever DOCKER_HOST says.
+outer() { env -u DOCKER_HOST docker "$@"; }
+# in_world CMD: runs CMD in the inner engine's world (its container).
+in_world() { outer exec "$name" sh -c "$1"; }
+wait_until 30 inner info >/dev/null 2>&1
+if ! check "the inner engine answers at $INNER" eval 'inner info >/dev/null 2>&1'; then
+	docker logs "$name" 2>&1 | tail -n 10 | sed 's/^/# /'
+	done_testing
+fi
+check "the inner engine has a filesystem of its own (no $SANDY_BUILD there)" \
+	in_world "[ ! -e '$SANDY_BUILD' ]"
+for image in "$TEST_IMAGE" sandy-fs:latest; do
+	docker save "$image" | inner load >/dev/null 2>&1
+	check "the inner engine has $image" eval 'inner image inspect "$image" >/dev/null' 
+done
+
+export DOCKER_HOST=$INNER
+# Only docker: a podman that answers must not stand in for the inner engine.
+
+new_project
+f=$_failed
+out=$(cd "$proj" && "$SANDY" --runtime=docker --rules "$rules" -- sh -c '
+	grep -E "^(CapInh|CapPrm|CapEff|CapBnd|CapAmb|NoNewPrivs):" /proc/self/status
+	grep " /workspace " /proc/self/mountinfo | grep -q fuse.sandyfs && echo "workspace is sandyfs"
+	[ -e /dev/fuse ] && echo "has /dev/fuse"
+	[ -e /var/run/docker.sock ] || [ -e /run/docker.sock ] && echo "has the engine socket"
+	echo "int hello;" >src/hello.c && echo "hello written"
+	echo "export EVIL=1" >.envrc || echo "envrc refused"
+	mkdir -p .vscode && echo "{}" >.vscode/tasks.json || echo "tasks refused"
+	git add src/hello.c && git -c user.name=agent -c user.email=a@example.invalid \
+		commit -qm "agent: hello" && echo "committed"' </dev/null 2>"$base/err")
+rc=$?
+err=$(cat "$base/err")
+check_eq "the session ends with the command's status" 0 "$rc"
+check "sandy says the engine does not see this host's mounts" \
+	grep -q "does not see this host's mounts" <<<"$err"
+check "and that sandyfs serves in a container of its own" \
+	grep -q "through sandyfs in a container of its own" <<<"$err"
+check "/workspace is the sandyfs mount" grep -qx "workspace is sandyfs" <<<"$out"
+for k in CapInh CapPrm CapEff CapBnd CapAmb; do
+	check "the agent's $k is 0" grep -qx "$k:[[:space:]]*0000000000000000" <<<"$out"
+done
+check "the agent's NoNewPrivs is 1" grep -qx "NoNewPrivs:[[:space:]]*1" <<<"$out"
+check "the agent has no /dev/fuse" eval '! grep -qx "has /dev/fuse" <<<"$out"'
+check "the agent has no engine socket" eval '! grep -qx "has the engine socket" <<<"$out"'
+check_eq "the allowed write is on the host" "int hello;" "$(cat "$proj/src/hello.c" 2>&1)"
+check ".envrc is refused" grep -qx "envrc refused" <<<"$out"
+check ".envrc is absent on the host" test ! -e "$proj/.envrc"
+check ".vscode/tasks.json is refused" grep -qx "tasks refused" <<<"$out"
+check ".vscode is absent on the host" test ! -e "$proj/.vscode"
+check "the summary lists the .envrc denial with its rule" \
+	grep -Eq "^ +[0-9]+ +.*\.envrc.*e\.g\. [a-z]+ '\.envrc'" <<<"$err"
+check "the summary lists the changed file" grep -Eq '^ +A +src/hello\.c$' <<<"$err"
+check "the agent committed into its own repository" grep -qx committed <<<"$out"
+imp=$(cd "$proj" && "$SANDY" git import main 2>&1)
+check_eq "sandy git import main: exit status 0" 0 "$?" || diag "$imp"
+check_eq "the commit is on the host as sandy/main" "agent: hello" \
+	"$(git -C "$proj" log -1 --format=%s sandy/main 2>&1)"
+check_eq "the host's checkout did not move" init "$(git -C "$proj" log -1 --format=%s main)"
+check "no container is left in the inner engine" \
+	eval '[ -z "$(inner ps -aq --filter label=sandy.session)" ]'
+check "no mount is left in the inner engine's world" \
+	in_world '! grep -q /var/lib/sandy/sessions/ /proc/self/mountinfo'
+check "no session directory is left in the inner engine's world" \
+	in_world '[ -d /var/lib/sandy/sessions ] && [ -z "$(ls -A /var/lib/sandy/sessions)" ]'
+check "no session directory is left here" no_session_dir "$proj"
+[ "$_failed" = "$f" ] || { diag "stdout:"; sed 's/^/#   /' <<<"$out"; diag "stderr:"; sed 's/^/#   /' <<<"$err"; }
+
+# sandyfs's container killed while the agent works: the session stops and
+# says so, and nothing stays.
+f=$_failed
+(cd "$proj" && exec "$SANDY" -q --runtime=docker --rules "$rules" -- sh -c 'sleep 120') </dev/null \
+	>"$base/kill.out" 2>"$base/kill.err" &
+pid=$!
+wait_until 60 eval '[ -n "$(inner ps -q --filter label=sandy.role=fs)" ] &&
+	[ -n "$(inner ps -q --filter label=sandy.project="$(realpath "$proj")")" ]'
+inner kill "$(inner ps -q --filter label=sandy.role=fs)" >/dev/null 2>&1
+wait_until 60 eval '! kill -0 $pid 2>/dev/null'
+check "the session ended once sandyfs's container was killed" eval '! kill -0 $pid 2>/dev/null'
+kill $pid 2>/dev/null
+wait $pid
+rc=$?
+check "sandy exits with a failure status ($rc)" [ "$rc" != 0 ]
+check "and says sandyfs's container is gone" \
+	grep -q "sandyfs stopped serving .*its container 'sandy-fs-[^']*' is gone" "$base/kill.err"
+check "no container is left in the inner engine after the kill" \
+	eval '[ -z "$(inner ps -aq --filter label=sandy.session)" ]'
+check "no dead mount is left in the inner engine's world" \
+	in_world '! grep -q /var/lib/sandy/sessions/ /proc/self/mountinfo'
+check "nor its directory" \
+	in_world '[ -d /var/lib/sandy/sessions ] && [ -z "$(ls -A /var/lib/sandy/sessions)" ]'
+[ "$_failed" = "$f" ] || sed 's/^/#   /' "$base/kill.err"
+
+# Told to serve on this host, with an engine that cannot see it: the
+# container never starts on an empty directory.
+out=$(cd "$proj" && "$SANDY" --runtime=docker --fs-mode=host --rules "$rules" -- sh -c 'echo started' </dev/null 2>&1)
+check "--fs-mode=host on such an engine fails" [ $? != 0 ]
+check "and says why" grep -q "does not see this host's mounts .* cannot serve on this host" \
+	<<<"$out"
+check "and the command never started on an empty directory" \
+	eval '! grep -qx started <<<"$out"' || diag "$out"
+check "no container is left after --fs-mode=host" \
+	eval '[ -z "$(inner ps -aq --filter label=sandy.session)" ]'
+
+# The same engine this host runs: sandy serves on this host.
+unset DOCKER_HOST
+out=$(cd "$proj" && "$SANDY" --rules "$rules" -- true </dev/null 2>&1)
+check "with this host's engine sandyfs serves on this host" \
+	grep -q "through sandyfs on this host" <<<"$out" || diag "$out"
+done_testing
