@@ -119,10 +119,10 @@ _sandy()
 
 	local -a subcommands=(explain clean allow git build-image doctor)
 	local rule_opts='--type -t --no-detect --rules -r'
-	local session_opts="--fs= --runtime= --image --agent --env -e --network= --allow
+	local session_opts="--fs= --fs-mode= --runtime= --image --agent --env -e --network= --allow
 		--push-gate --quiet -q $rule_opts --help --version"
 	# The options whose value is the next word, as sandy's find_command.
-	local takes_value=' --fs --runtime --image -t --type -r --rules -C --agent -e --env
+	local takes_value=' --fs --fs-mode --runtime --image -t --type -r --rules -C --agent -e --env
 		--from --network --allow --session --gateway-image '
 	takes_value=${takes_value//$'\n'/ }
 	takes_value=${takes_value//$'\t'/ }
@@ -169,6 +169,7 @@ _sandy()
 	fi
 	case $opt in
 	--fs) _sandy_values fuse bind ;;
+	--fs-mode) _sandy_values auto host container ;;
 	--runtime)
 		if [[ $cmd == build-image ]]; then
 			_sandy_values docker podman
@@ -234,7 +235,7 @@ _sandy()
 		fi
 		;;
 	build-image)
-		[[ $cur == -* ]] && _sandy_options --image --gateway-image --gateway-only --from \
+		[[ $cur == -* ]] && _sandy_options --image --gateway-image --gateway-only --fs-only --from \
 			--runtime= --help
 		;;
 	doctor | '')

@@ -76,8 +76,10 @@ done
 # --help prints the help text as it is kept (with the default image's name
 # where sandy.help says @SANDY_DEFAULT_IMAGE@).
 image=$(sed -nE 's/^#define SANDY_DEFAULT_IMAGE "(.*)"$/\1/p' "$SANDY_SRC/launcher/engine.h")
+fs_image=$(sed -nE 's/^#define SANDY_FS_IMAGE "(.*)"$/\1/p' "$SANDY_SRC/launcher/engine.h")
 check_eq "sandy --help is launcher/sandy.help" \
-	"$(sed "s/@SANDY_DEFAULT_IMAGE@/$image/" "$SANDY_SRC/launcher/sandy.help")" "$("$SANDY" --help)"
+	"$(sed -e "s/@SANDY_DEFAULT_IMAGE@/$image/" -e "s/@SANDY_FS_IMAGE@/$fs_image/" \
+		"$SANDY_SRC/launcher/sandy.help")" "$("$SANDY" --help)"
 check_eq "sandyfs --help is fusefs/sandyfs.help" "$(cat "$SANDY_SRC/fusefs/sandyfs.help")" \
 	"$("$SANDYFS" --help)"
 check "sandyfs explain --help has the same rule options" \
