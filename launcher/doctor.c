@@ -9,11 +9,13 @@
 
 #include "doctor.h"
 #include "engine.h"
+#include "fsbox.h"
 #include "gateway.h"
 #include "host.h"
 #include "policy_note.h"
 #include "proc.h"
 #include "sandyfs.h"
+#include "session.h"
 
 #include <limits.h>
 #include <stdarg.h>
@@ -429,6 +431,47 @@ static void check_images(struct doctor *d)
 	}
 }
 
+/* Where sandyfs would serve (run.c, start_serving): what the engine was
+ * found to see, when a session asked it already; the image of sandyfs's
+ * own container when it would serve in the engine's world. */
+static void check_fs_mode(struct doctor *d)
+{
+	cleanup_free char *rundir = NULL;
+	const char *runtime = d->engine && !strcmp(d->engine, "podman") ? " --runtime=podman" : "";
+	const char *env = getenv("SANDY_FS_IMAGE");
+	const char *image = env && *env ? env : SANDY_FS_IMAGE;
+
+	if (d->o->runtime == SANDY_RUNTIME_NONE || d->o->fs != SANDY_FS_FUSE || !d->engine)
+		return;
+	int sees = d->o->fs_mode == SANDY_FS_MODE_HOST	      ? 1
+		   : d->o->fs_mode == SANDY_FS_MODE_CONTAINER ? 0
+		   : session_rundir(&rundir) == 0	      ? fsbox_remembered(rundir, d->engine)
+							      : -1;
+	const char *why = d->o->fs_mode != SANDY_FS_MODE_AUTO ? "--fs-mode" : "the engine said so";
+	if (sees > 0)
+		item(d, OK, "fs mode", "host: sandyfs serves on this host (%s)", why);
+	else if (sees < 0)
+		item(d, OK, "fs mode",
+		     "auto: the first session asks %s whether it sees this host's "
+		     "mounts",
+		     d->engine);
+	else
+		item(d, OK, "fs mode",
+		     "container: sandyfs serves in a container of its own in %s's "
+		     "world (%s)",
+		     d->engine, why);
+	if (sees > 0)
+		return;
+	if (engine_has_image(d->engine, image))
+		item(d, OK, "fs image", "'%s' is in %s", image, d->engine);
+	else {
+		item(d, sees == 0 ? FAIL : WARN, "fs image", "'%s' is not in %s%s", image,
+		     d->engine,
+		     sees == 0 ? "" : " (needed if the engine does not see this host's mounts)");
+		fix("sandy build-image%s --fs-only", runtime);
+	}
+}
+
 /* The allowlist a filtered session would start with: the user's entries
  * (config.json, SANDY_ALLOW_DOMAINS, --allow) are checked there. */
 static void check_allowlist(struct doctor *d)
@@ -478,6 +521,7 @@ int doctor_run(const struct sandy_opts *o)
 	check_rules(&d);
 	check_engine(&d);
 	check_images(&d);
+	check_fs_mode(&d);
 	check_allowlist(&d);
 	check_bwrap(&d);
 	static const char *const networks[] = {

@@ -262,7 +262,7 @@ static uint64_t fnv1a(uint64_t h, const char *s)
 	return (h ^ 0xff) * 0x100000001b3ull; /* a separator */
 }
 
-char *fsbox_engine_id(const char *engine)
+static char *engine_id(const char *engine)
 {
 	cleanup_free char *out = NULL;
 	char *argv[] = {(char *)engine, "info", "--format={{.ID}}{{.Name}}", NULL};
@@ -276,6 +276,32 @@ char *fsbox_engine_id(const char *engine)
 	h = fnv1a(h, getenv("DOCKER_HOST"));
 	h = fnv1a(h, getenv("CONTAINER_HOST"));
 	return sandy_asprintf("%016llx", (unsigned long long)h);
+}
+
+static char *remembered_at(const char *rundir, const char *engine)
+{
+	cleanup_free char *id = engine_id(engine);
+
+	return id ? sandy_asprintf("%s/engine-%s", rundir, id) : NULL;
+}
+
+int fsbox_remembered(const char *rundir, const char *engine)
+{
+	cleanup_free char *path = remembered_at(rundir, engine);
+	cleanup_free char *known = NULL;
+
+	if (!path || sandy_read_file(path, 16, &known) < 0)
+		return -1;
+	return !strncmp(known, "host", 4) ? 1 : !strncmp(known, "container", 9) ? 0 : -1;
+}
+
+void fsbox_remember(const char *rundir, const char *engine, bool sees_mounts)
+{
+	cleanup_free char *path = remembered_at(rundir, engine);
+
+	if (path)
+		sandy_write_file(path, sees_mounts ? "host\n" : "container\n", sees_mounts ? 5 : 10,
+				 0600);
 }
 
 int fsbox_engine_sees_mounts(const char *engine, const char *image, const char *mountpoint)

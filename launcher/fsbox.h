@@ -58,10 +58,12 @@ void fsbox_stop(struct fsbox *b, bool died);
 
 void fsbox_free(struct fsbox *b);
 
-/* A name for the engine ENGINE reaches now, for remembering what it sees:
- * its own ID with where it is reached (DOCKER_HOST, CONTAINER_HOST),
- * hashed (malloc'ed); NULL when it cannot tell. */
-char *fsbox_engine_id(const char *engine);
+/* What ENGINE was found to see, remembered in RUNDIR (the runtime
+ * directory) for the engine it reaches now (its own ID and name, and
+ * DOCKER_HOST and CONTAINER_HOST): 1 this host's mounts, 0 not, -1 not
+ * known yet. */
+int fsbox_remembered(const char *rundir, const char *engine);
+void fsbox_remember(const char *rundir, const char *engine, bool sees_mounts);
 
 /* Whether ENGINE shows a container the mount at MOUNTPOINT on this host
  * (a FUSE mount of sandyfs), asked of a container of IMAGE that binds it:

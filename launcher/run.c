@@ -374,13 +374,8 @@ static int start_serving(struct run *r)
 	int e = start_host_mount(r);
 	if (e < 0 || !r->engine)
 		return e;
-	/* Asked once per engine (its identity, where it is reached) in this
-	 * runtime directory. */
-	cleanup_free char *id = fsbox_engine_id(r->engine);
-	cleanup_free char *cache = id ? sandy_asprintf("%s/engine-%s", r->s.rundir, id) : NULL;
-	cleanup_free char *known = NULL;
-	int sees =
-		cache && sandy_read_file(cache, 16, &known) == 0 ? !strncmp(known, "host", 4) : -1;
+	/* Asked once per engine in this runtime directory. */
+	int sees = fsbox_remembered(r->s.rundir, r->engine);
 	if (sees < 0) {
 		const char *probe =
 			engine_has_image(r->engine, r->fs_image) ? r->fs_image : r->o->image;
@@ -394,9 +389,7 @@ static int start_serving(struct run *r)
 				r->engine, probe);
 			return 0;
 		}
-		if (cache)
-			sandy_write_file(cache, sees ? "host\n" : "container\n", sees ? 5 : 10,
-					 0600);
+		fsbox_remember(r->s.rundir, r->engine, sees);
 	}
 	if (sees)
 		return 0;

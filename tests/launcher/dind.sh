@@ -73,9 +73,10 @@ if ! check "the inner engine answers at $INNER" eval 'inner info >/dev/null 2>&1
 fi
 check "the inner engine has a filesystem of its own (no $SANDY_BUILD there)" \
 	in_world "[ ! -e '$SANDY_BUILD' ]"
-for image in "$TEST_IMAGE" sandy-fs:latest; do
-	docker save "$image" | inner load >/dev/null 2>&1
-	check "the inner engine has $image" eval 'inner image inspect "$image" >/dev/null' 
+# One archive: the three share the Debian base's layers.
+docker save "$TEST_IMAGE" sandy-fs:latest sandy-gateway:latest | inner load >/dev/null 2>&1
+for image in "$TEST_IMAGE" sandy-fs:latest sandy-gateway:latest; do
+	check "the inner engine has $image" eval 'inner image inspect "$image" >/dev/null'
 done
 
 export DOCKER_HOST=$INNER
@@ -129,6 +130,33 @@ check "no session directory is left in the inner engine's world" \
 	in_world '[ -d /var/lib/sandy/sessions ] && [ -z "$(ls -A /var/lib/sandy/sessions)" ]'
 check "no session directory is left here" no_session_dir "$proj"
 [ "$_failed" = "$f" ] || { diag "stdout:"; sed 's/^/#   /' <<<"$out"; diag "stderr:"; sed 's/^/#   /' <<<"$err"; }
+
+# What a session would do, as sandy doctor says it.
+doc=$(cd "$proj" && "$SANDY" doctor --runtime=docker 2>&1)
+check "sandy doctor says sandyfs serves in a container of its own" \
+	grep -Eq "^ok +fs mode +container: sandyfs serves in a container of its own" <<<"$doc" ||
+	diag "$doc"
+check "and that its image is there" grep -Eq "^ok +fs image +'sandy-fs:latest' is in docker" \
+	<<<"$doc"
+
+# The network gateway in the engine's world: a name off the allowlist
+# does not resolve, one on it does (this machine's resolver answers for
+# registry.npmjs.org), and without the gateway it would.
+lookup() { # NETWORK [SANDY OPTION...]
+	local net=$1
+	shift
+	(cd "$proj" && SANDY_NETWORK=$net "$SANDY" -q --runtime=docker --rules "$rules" "$@" -- \
+		sh -c 'nslookup registry.npmjs.org >/dev/null 2>&1 && echo resolved || echo unresolved') \
+		</dev/null 2>"$base/net.err"
+}
+check_eq "--network=open: registry.npmjs.org resolves in the inner engine" resolved \
+	"$(lookup open)" || sed 's/^/#   /' "$base/net.err"
+check_eq "--network=filtered: registry.npmjs.org, off the allowlist, does not resolve" \
+	unresolved "$(lookup filtered)" || sed 's/^/#   /' "$base/net.err"
+check_eq "--network=filtered --allow registry.npmjs.org: it resolves" resolved \
+	"$(lookup filtered --allow registry.npmjs.org)" || sed 's/^/#   /' "$base/net.err"
+check "no container is left in the inner engine after the gateway's sessions" \
+	eval '[ -z "$(inner ps -aq --filter label=sandy.session)" ]'
 
 # sandyfs's container killed while the agent works: the session stops and
 # says so, and nothing stays.
