@@ -49,9 +49,13 @@ name=sandy-test-dind-$$
 cap_args=(--cap-drop=ALL)
 for c in "${DIND_CAPS[@]}"; do cap_args+=(--cap-add="$c"); done
 # Shared at their own paths: the projects (scratch), the test's runtime
-# directory (sessions, HOME, the agents' data) and the stores.
+# directory (sessions, HOME, the agents' data), the stores, and the test
+# user's home (a sudo session binds its ~/specs), as Docker Desktop shares
+# the home directories.
+check "the test user $TEST_USER exists" ensure_test_user
+thome=$(getent passwd "$TEST_USER" | cut -d: -f6)
 shares=()
-for d in "$_scratch_base" "$_sandy_run" "$SANDY_CACHE_DIR"; do
+for d in "$_scratch_base" "$_sandy_run" "$SANDY_CACHE_DIR" ${thome:+"$thome"}; do
 	mkdir -p "$d" && shares+=(--volume="$d:$d")
 done
 at_exit "docker rm -f $name >/dev/null 2>&1"
@@ -130,6 +134,28 @@ check "no session directory is left in the inner engine's world" \
 	in_world '[ -d /var/lib/sandy/sessions ] && [ -z "$(ls -A /var/lib/sandy/sessions)" ]'
 check "no session directory is left here" no_session_dir "$proj"
 [ "$_failed" = "$f" ] || { diag "stdout:"; sed 's/^/#   /' <<<"$out"; diag "stderr:"; sed 's/^/#   /' <<<"$err"; }
+
+# Through sudo: what the agent writes is the invoking user's on the host,
+# and an edit made on the host reaches the agent while it works.
+tuid=$(id -u "$TEST_USER") tgid=$(id -g "$TEST_USER")
+sproj=$base/sudo
+make_repo "$sproj" && chown -R "$TEST_USER:" "$sproj" || exit 1
+clean_leftovers "$sproj"
+f=$_failed
+out=$(cd "$sproj" && SUDO_UID=$tuid SUDO_GID=$tgid SUDO_USER=$TEST_USER \
+	SANDY_DATA_DIR=$base/sudo-data "$SANDY" -q --runtime=docker --rules "$rules" -- sh -c '
+	echo "uid=$(id -u)"
+	echo mine >notes.txt && echo "notes.txt written"
+	for i in $(seq 1 50); do
+		[ "$(cat src/host.c 2>/dev/null)" = "edited on the host" ] && { echo "host edit seen"; break; }
+		sleep 0.1
+	done' </dev/null 2>"$base/sudo.err" &
+	sleep 1.5; echo "edited on the host" >"$sproj/src/host.c"; wait)
+check_eq "sudo: the agent runs as the invoking user" "uid=$tuid" "$(grep '^uid=' <<<"$out")"
+check_eq "sudo: its file is the user's on the host" "$tuid:$tgid mine" \
+	"$(stat -c %u:%g "$sproj/notes.txt" 2>&1) $(cat "$sproj/notes.txt" 2>&1)"
+check "sudo: an edit on the host reached the agent within 5 s" grep -qx "host edit seen" <<<"$out"
+[ "$_failed" = "$f" ] || { diag "$out"; sed 's/^/#   /' "$base/sudo.err"; }
 
 # What a session would do, as sandy doctor says it.
 doc=$(cd "$proj" && "$SANDY" doctor --runtime=docker 2>&1)
