@@ -347,15 +347,42 @@ static int copy_into(const char *src, const char *dir, const char *name)
 	return status == 0 ? 0 : -EIO;
 }
 
+/* The sanitizers' runtimes a sanitized sandyfs needs (a test build), which
+ * the base does not have: copied into DIR/lib. Everything else it links
+ * is the base's (Debian 12's libfuse3, libgit2, PCRE2, cJSON, utf8proc). */
+static int copy_runtimes(const char *sandyfs, const char *dir)
+{
+	cleanup_free char *out = NULL, *lib = sandy_asprintf("%s/lib", dir);
+	char *argv[] = {"ldd", (char *)sandyfs, NULL};
+	int r = 0;
+
+	if (!lib)
+		return -ENOMEM;
+	if (mkdir(lib, 0755) < 0)
+		return -errno;
+	if (proc_run(argv, PROC_IN_NULL | PROC_OUT_CAPTURE | PROC_ERR_NULL, &out, NULL) != 0 ||
+	    !out)
+		return 0; /* not dynamic, or no ldd: the build's check says */
+	for (char *line = strtok(out, "\n"); r == 0 && line; line = strtok(NULL, "\n")) {
+		char name[64], path[4096];
+		if (sscanf(line, " %63s => %4095s", name, path) == 2 &&
+		    (!strncmp(name, "libasan.", 8) || !strncmp(name, "libubsan.", 9)))
+			r = copy_into(path, lib, name);
+	}
+	return r;
+}
+
 static const char box_dockerfile[] =
 	"# The image of sandyfs's own container (made by sandy build-image).\n"
 	"ARG BASE\n"
 	"FROM ${BASE}\n"
+	"COPY lib/ /usr/local/lib/\n"
 	"COPY sandyfs /usr/local/bin/sandyfs\n"
 	"COPY rules /usr/local/share/sandy/rules\n"
 	"COPY ro-overlays /usr/local/share/sandy/ro-overlays\n"
 	"ENV SANDY_RULES_DIR=/usr/local/share/sandy/rules "
 	"SANDY_OVERLAYS_DIR=/usr/local/share/sandy/ro-overlays\n"
+	"RUN ldconfig && sandyfs --version >/dev/null\n"
 	"LABEL org.sandy.role=fs\n";
 
 int fsbox_build_image(const char *engine, const char *image, const char *base, const char *sandyfs)
@@ -377,6 +404,7 @@ int fsbox_build_image(const char *engine, const char *image, const char *base, c
 	cleanup_free char *df = sandy_asprintf("%s/Dockerfile", dir);
 	r = df ? 0 : -ENOMEM;
 	r = strv_ok(r, copy_into(sandyfs, dir, "sandyfs"));
+	r = strv_ok(r, copy_runtimes(sandyfs, dir));
 	r = strv_ok(r, copy_into(rules, dir, "rules"));
 	r = strv_ok(r, copy_into(overlays, dir, "ro-overlays"));
 	if (r == 0)
