@@ -399,24 +399,53 @@ int sfs_guard_symlink(struct sfs_guard *g, const struct sfs_caller *c, const cha
 	return r < 0 ? r : sfs_guard_symlink_name(g, c, linkpath, "symlink");
 }
 
-int sfs_guard_symlink_arrives(struct sfs_guard *g, const struct sfs_caller *c, int dirfd,
-			      const char *name, const char *linkpath, const char *opname)
+/* SOURCE as it will be once a change is made (below, with the links a
+ * change redirects). */
+struct after_change {
+	struct sfs_guard *g;
+	const struct sfs_link_change *ch;
+};
+
+static int probe_after(void *ctx, const char *prefix, char *target, size_t cap);
+
+/* The symlink NAME in DIRFD arrives at LINKPATH by CH (a rename; NULL: a
+ * second name, SOURCE otherwise as it is): its target is judged there, in
+ * SOURCE as it will be once CH is made. A rename that takes a directory
+ * over one holding a looping link, or exchanges two, is judged by where
+ * its links will lead, not by what it replaces. */
+static int symlink_arrives(struct sfs_guard *g, const struct sfs_caller *c, int dirfd,
+			   const char *name, const char *linkpath, const char *opname,
+			   const struct sfs_link_change *ch)
 {
 	char target[PATH_MAX];
 	ssize_t n = readlinkat(dirfd, name, target, sizeof(target));
+	struct after_change a = {g, ch};
+	struct sfs_decision d;
 
 	if (n < 0)
 		return -errno;
 	if ((size_t)n == sizeof(target))
 		return -ENAMETOOLONG;
 	target[n] = '\0';
-	return sfs_guard_symlink_target(g, c, linkpath, target, opname);
+	if (!ch)
+		return sfs_guard_symlink_target(g, c, linkpath, target, opname);
+	sfs_policy_check_symlink(g->policy, linkpath, target, probe_after, &a, &d);
+	if (!d.allowed)
+		return deny(g, c, linkpath, opname, target, &d, d.err ? d.err : EROFS);
+	return 0;
+}
+
+int sfs_guard_symlink_arrives(struct sfs_guard *g, const struct sfs_caller *c, int dirfd,
+			      const char *name, const char *linkpath, const char *opname)
+{
+	return symlink_arrives(g, c, dirfd, name, linkpath, opname, NULL);
 }
 
 struct scan {
 	struct sfs_guard *g;
 	const struct sfs_caller *c;
-	bool leaving; /* into the store: only what leaves SOURCE is judged */
+	const struct sfs_link_change *ch; /* the rename */
+	bool leaving;			  /* into the store: only what leaves SOURCE is judged */
 	char from[SFS_PATH_MAX];
 	char to[SFS_PATH_MAX];
 	size_t entries;
@@ -507,8 +536,8 @@ static int scan_subtree(struct scan *s, int at_fd, size_t from_len, size_t to_le
 		struct sfs_subject entry = SFS_SUBJECT_AT(dirfd(dp), de->d_name, NULL);
 		r = check_one_move(s->g, s->c, s->from, s->to, is_dir, s->leaving, &entry);
 		if (r == 0 && !s->leaving && is_symlink(dp, de))
-			r = sfs_guard_symlink_arrives(s->g, s->c, dirfd(dp), de->d_name, s->to,
-						      "rename");
+			r = symlink_arrives(s->g, s->c, dirfd(dp), de->d_name, s->to, "rename",
+					    s->ch);
 		if (r == 0 && is_dir) {
 			int sub = openat(dirfd(dp), de->d_name,
 					 O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -529,7 +558,8 @@ static int scan_subtree(struct scan *s, int at_fd, size_t from_len, size_t to_le
 /* SUBJECT (in directory SUBJECT->dirfd) moves from FROM to TO, with what
  * is below it. */
 static int check_move(struct sfs_guard *g, const struct sfs_caller *c, const char *from,
-		      const char *to, bool leaving, struct sfs_subject *subject)
+		      const char *to, bool leaving, struct sfs_subject *subject,
+		      const struct sfs_link_change *ch)
 {
 	bool is_dir = S_ISDIR(subject->st->st.st_mode);
 	int r = check_one_move(g, c, from, to, is_dir, leaving, subject);
@@ -541,6 +571,7 @@ static int check_move(struct sfs_guard *g, const struct sfs_caller *c, const cha
 		return -ENOMEM;
 	s->g = g;
 	s->c = c;
+	s->ch = ch;
 	s->leaving = leaving;
 	snprintf(s->from, sizeof(s->from), "%s", from);
 	snprintf(s->to, sizeof(s->to), "%s", to);
@@ -591,11 +622,14 @@ int sfs_guard_rename(struct sfs_guard *g, const struct sfs_caller *c, const char
 		return -EXDEV;
 	if (new_private) {
 		*after = SFS_INTO_STORE;
-		return check_move(g, c, oldpath, newpath, true, old);
+		return check_move(g, c, oldpath, newpath, true, old, NULL);
 	}
 	if (taken_as_own(g, oldpath, newpath, old))
 		*after |= SFS_MARK_OLD;
-	int r = check_move(g, c, oldpath, newpath, false, old);
+	struct sfs_link_change ch = {.kind = exchange ? SFS_LINK_EXCHANGE : SFS_LINK_MOVE,
+				     .path = oldpath,
+				     .to = newpath};
+	int r = check_move(g, c, oldpath, newpath, false, old, &ch);
 	if (r == 0 && new->st && !exchange)
 		r = sfs_guard_check(g, c, newpath,
 				    S_ISDIR(new->st->st.st_mode) ? SFS_OP_RMDIR : SFS_OP_UNLINK,
@@ -603,18 +637,17 @@ int sfs_guard_rename(struct sfs_guard *g, const struct sfs_caller *c, const char
 	if (r == 0 && S_ISLNK(old->st->st.st_mode))
 		r = sfs_guard_symlink_name(g, c, newpath, "rename");
 	if (r == 0 && S_ISLNK(old->st->st.st_mode))
-		r = sfs_guard_symlink_arrives(g, c, old->dirfd, old->name, newpath, "rename");
+		r = symlink_arrives(g, c, old->dirfd, old->name, newpath, "rename", &ch);
 	if (r == 0 && exchange) {
 		if (!new->st)
 			return -ENOENT;
 		if (taken_as_own(g, newpath, oldpath, new))
 			*after |= SFS_MARK_NEW;
-		r = check_move(g, c, newpath, oldpath, false, new);
+		r = check_move(g, c, newpath, oldpath, false, new, &ch);
 		if (r == 0 && S_ISLNK(new->st->st.st_mode))
 			r = sfs_guard_symlink_name(g, c, oldpath, "rename");
 		if (r == 0 && S_ISLNK(new->st->st.st_mode))
-			r = sfs_guard_symlink_arrives(g, c, new->dirfd, new->name, oldpath,
-						      "rename");
+			r = symlink_arrives(g, c, new->dirfd, new->name, oldpath, "rename", &ch);
 	}
 	return r;
 }
@@ -647,13 +680,6 @@ static const struct sfs_rule rule_links_overflow = {
 	.pattern = "",
 	.why = "SOURCE holds more symlinks than sandyfs keeps track of, so the links this change "
 	       "would redirect cannot all be judged",
-};
-
-/* SOURCE as it will be once CH is made: what the probe of the links it
- * redirects asks. */
-struct after_change {
-	struct sfs_guard *g;
-	const struct sfs_link_change *ch;
 };
 
 /* PATH's place before CH, when CH moves it: *OUT (in BUF) and 1; 0 when

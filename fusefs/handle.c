@@ -47,7 +47,7 @@ static int truncate_opened(struct sfs_fs *fs, struct sfs_node *n, const struct s
  * credentials (an anchor on the portable flavour is a directory opened for
  * reading, which a caller with search permission only could not open);
  * with AS_CALLER, the open itself is the caller's. */
-static int open_node_as(fuse_req_t as_caller, struct sfs_fs *fs, struct sfs_node *n, int flags)
+static int open_node_locked(fuse_req_t as_caller, struct sfs_fs *fs, struct sfs_node *n, int flags)
 {
 	cleanup_location struct sfs_location loc = {0};
 	cleanup_creds struct sfs_creds creds = {0};
@@ -76,9 +76,26 @@ static int open_node_as(fuse_req_t as_caller, struct sfs_fs *fs, struct sfs_node
 	return steal_fd(&fd);
 }
 
+/* Under the mutation lock, shared: a rename through the mount cannot move
+ * N between its locating and its open (which would answer ESTALE, and the
+ * kernel retries a path walk only once; a read not at all). */
+static int open_node_as(fuse_req_t as_caller, struct sfs_fs *fs, struct sfs_node *n, int flags)
+{
+	sfs_guard_lock(fs->guard, false);
+	int fd = open_node_locked(as_caller, fs, n, flags);
+	sfs_guard_unlock(fs->guard);
+	return fd;
+}
+
 int fs_open_node(struct sfs_fs *fs, struct sfs_node *n, int flags)
 {
-	return open_node_as(NULL, fs, n, flags);
+	/* Located again when a rename through the mount moved it between
+	 * the locating and the open (see fs_locate_verified). */
+	int fd = open_node_as(NULL, fs, n, flags);
+
+	for (int i = 1; fd == -ESTALE && i < 4; i++)
+		fd = open_node_as(NULL, fs, n, flags);
+	return fd;
 }
 
 /* What the kernel holds from open or create to release. An open that can
@@ -323,6 +340,8 @@ void sfs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		 * (default_permissions); the host checks it again for what
 		 * can change something, as the caller. */
 		fd = open_node_as(req, fs, n, host_open_flags(fi->flags));
+		for (int i = 1; fd == -ESTALE && i < 4; i++)
+			fd = open_node_as(req, fs, n, host_open_flags(fi->flags));
 		if (fd < 0)
 			r = fd;
 	} else if (r == 0) {

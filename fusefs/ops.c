@@ -273,8 +273,14 @@ static void reply_entry(fuse_req_t req, const struct fuse_entry_param *e)
 		sfs_table_forget(fs_of(req)->table, fs_node_of(req, e->ino), 1);
 }
 
-int fs_locate_verified(struct sfs_fs *fs, struct sfs_node *n, struct sfs_location *loc,
-		       struct sfs_stat *st)
+/* How many times a node is located again when its name led nowhere or
+ * elsewhere: a rename through the mount may have moved it between the
+ * locating and the call (the kernel retries an ESTALE path walk once, and
+ * a read or getattr not at all). */
+#define LOCATE_TRIES 4
+
+static int locate_verified_once(struct sfs_fs *fs, struct sfs_node *n, struct sfs_location *loc,
+				struct sfs_stat *st)
 {
 	int r = sfs_locate(fs->table, n, loc);
 
@@ -286,6 +292,18 @@ int fs_locate_verified(struct sfs_fs *fs, struct sfs_node *n, struct sfs_locatio
 	if (r < 0)
 		return r;
 	return sfs_node_matches(fs->table, n, st) ? 0 : -ESTALE;
+}
+
+int fs_locate_verified(struct sfs_fs *fs, struct sfs_node *n, struct sfs_location *loc,
+		       struct sfs_stat *st)
+{
+	int r = locate_verified_once(fs, n, loc, st);
+
+	for (int i = 1; r == -ESTALE && i < LOCATE_TRIES; i++) {
+		sfs_location_put(loc);
+		r = locate_verified_once(fs, n, loc, st);
+	}
+	return r;
 }
 
 static void sfs_init(void *userdata, struct fuse_conn_info *conn)

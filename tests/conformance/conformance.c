@@ -5572,6 +5572,23 @@ static void c_symlink_loops(struct ctx *ctx)
 	char t[64];
 	ssize_t n = readlink("c/x", t, sizeof(t) - 1);
 	obs(ctx, "readlink c/x: %s", n < 0 ? ename(errno) : L("%.*s", (int)n, t));
+	/* A link that moves is judged where it arrives, in the tree as the
+	 * rename leaves it, not in the one it replaces: here a looping link
+	 * holds the place the moving directory's link will pass. */
+	must(ctx,
+	     mkdir("m", 0755) == 0 && mkdir("m/d5", 0755) == 0 && mkdir("m/d5/d5", 0755) == 0 &&
+		     mkdir("m/d7", 0755) == 0,
+	     "mkdir m/d5/d5 m/d7");
+	R("symlink m/d5/d5/f -> d2", symlink("d2", "m/d5/d5/f"));
+	R("symlink m/d7/d5 -> d5, a loop", symlink("d5", "m/d7/d5"));
+	R("rename m/d5 over m/d7, not empty", rename("m/d5", "m/d7"));
+	must(ctx, mkdir("x", 0755) == 0 && mkdir("x/d1", 0755) == 0 && mkdir("x/d1/d6", 0755) == 0,
+	     "mkdir x/d1/d6");
+	R("symlink x/d1/d6/d5 -> f0", symlink("f0", "x/d1/d6/d5"));
+	R("symlink x/d2 -> d2, a loop", symlink("d2", "x/d2"));
+	R("exchange x/d2 and x/d1/d6", ren2("x/d2", "x/d1/d6", RENAME_EXCHANGE));
+	ls(ctx, "host x/d1", hp(ctx, "x/d1"));
+	ls(ctx, "host x/d2", hp(ctx, "x/d2"));
 }
 
 static void c_removed_readonly(struct ctx *ctx)
