@@ -12,7 +12,7 @@
 # what the host filesystem supports and the mount lacks is a divergence.
 # fsstress must end without an unexpected errno or a broken invariant.
 #
-# Time-boxed: SANDY_EXERCISE_SECONDS per run (default 10; 14 runs: two
+# Time-boxed: SANDY_EXERCISE_SECONDS per run (default 5; 14 runs: two
 # baselines and two per way). SANDY_EXERCISE_SEED replays the runs of one
 # seed (it is in every case line; fsx replays exactly, fsstress's
 # processes race); SANDY_EXERCISE_PROCS sets fsstress's processes (default
@@ -21,7 +21,7 @@
 #   SANDY_EXERCISE_SECONDS=120 tests/run-one.sh build tests/fs/exercisers.sh
 source "$SANDY_SRC/tests/lib.sh"
 
-seconds=${SANDY_EXERCISE_SECONDS:-10}
+seconds=${SANDY_EXERCISE_SECONDS:-5}
 seed=${SANDY_EXERCISE_SEED:-$((RANDOM << 15 | RANDOM))}
 procs=${SANDY_EXERCISE_PROCS:-4}
 # The time limit stops the runs, not a number of operations.
