@@ -125,6 +125,28 @@ if [ -z "$filter" ]; then
 				grep -q "\"path\":\"p/d$m\".*cannot be listed and searched.*EACCES" "$base/audit"
 			chmod 755 "$src/p/d$m"
 		done
+		# An open file in a directory its owner made unsearchable: the
+		# daemon, as that owner, cannot reach it by name to change it.
+		mkdir -p "$src/q" && echo x >"$src/q/f" && chown -R "$uid:$gid" "$src/q"
+		out=$(runuser -u "$TEST_USER" -- python3 -c '
+import os, sys
+d = sys.argv[1]
+fd = os.open(d + "/f", os.O_RDWR)
+os.chmod(d, 0)
+for name, call in (("write", lambda: os.write(fd, b"y")),
+                   ("fchmod", lambda: os.fchmod(fd, 0o600))):
+    try:
+        call()
+        print(name, "ok")
+    except OSError as e:
+        print(name, os.strerror(e.errno))
+os.chmod(d, 0o755)' "$mnt/q" 2>&1)
+		check_eq "user, refused: write through the descriptor still works" "write ok" \
+			"$(grep ^write <<<"$out")"
+		check_eq "user, refused: fchmod in an unsearchable directory fails with EACCES" \
+			"fchmod Permission denied" "$(grep ^fchmod <<<"$out")"
+		check_eq "user, refused: the host file's mode is unchanged" 644 \
+			"$(stat -c %a "$src/q/f")"
 		runuser -u "$TEST_USER" -- "$SANDYFS" umount "$mnt" >/dev/null 2>&1
 	else
 		not_ok "user, refused: sandyfs mount as $TEST_USER"
