@@ -2,8 +2,10 @@
 # The benchmark (not a test: it asserts nothing, it measures).
 # Builds a >= 15,000-file git repository, serves it through sandyfs with the
 # realistic policy (base + detected types), and runs every workload on the
-# native directory, through sandyfs and, when installed, through bindfs, in
-# alternation, after a warm-up; prints medians and ratios, the daemon's peak
+# native directory, through sandyfs (opens judged, and --lazy-open), through
+# sandyfs in its own container over a bind of the tree as sandy runs it for
+# an engine that does not see this host's mounts (when docker answers), and,
+# when installed, through bindfs, in alternation, after a warm-up; prints medians and ratios, the daemon's peak
 # RSS and fd count, then does it all again on a tmpfs copy.
 #
 #   tests/bench/bench.sh [--runs N] [--quick] [--no-tmpfs | --tmpfs-only]
@@ -32,9 +34,15 @@ repo=$PWD
 work=/var/tmp/sandy-bench
 have_bindfs=0
 command -v bindfs >/dev/null && have_bindfs=1
+# The container column: a docker daemon that answers, and sandy-fs:latest
+# made from this build's sandyfs.
+have_container=0
+docker info >/dev/null 2>&1 && "$build/launcher/sandy" build-image --fs-only >/dev/null 2>&1 &&
+	have_container=1
 
 cleanup() {
-	for m in "$work"/*/mnt-* "$work"/tmpfs/t/mnt-*; do
+	docker ps -q --filter name=sandy-bench-fs- 2>/dev/null | xargs -r docker rm -f >/dev/null 2>&1
+	for m in "$work"/*/box-*/mnt "$work"/*/box-* "$work"/*/mnt-* "$work"/tmpfs/t/mnt-*; do
 		grep -q " $m " /proc/self/mountinfo && umount -l "$m"
 	done
 	grep -q " $work/tmpfs " /proc/self/mountinfo && umount -l "$work/tmpfs"
@@ -141,12 +149,35 @@ bench_on() { # LABEL TREE
 	[ $have_bindfs = 1 ] && bindfs "$tree" "$mnt_b"
 	local flavours=(native sandyfs lazy) dirs=("$tree" "$mnt_s" "$mnt_l")
 	[ $have_bindfs = 1 ] && flavours+=(bindfs) dirs+=("$mnt_b")
+	# sandyfs in its own container over a bind of the tree, as sandy runs
+	# it for an engine that does not see this host's mounts (--lazy-open,
+	# as sandy mounts it); its mount comes back here through a shared bind.
+	local ci=-1 cbox=$base/box-container box=sandy-bench-fs-$$
+	local mnt_c=$cbox/mnt
+	if [ $have_container = 1 ]; then
+		mkdir -p "$mnt_c" "$base/store-c"
+		mount --bind "$cbox" "$cbox" && mount --make-shared "$cbox"
+		docker run -d --rm --name "$box" --cap-drop=ALL --cap-add=SYS_ADMIN --cap-add=CHOWN \
+			--cap-add=DAC_OVERRIDE --cap-add=DAC_READ_SEARCH --cap-add=FOWNER --cap-add=FSETID \
+			--cap-add=SETUID --cap-add=SETGID --device=/dev/fuse --security-opt=apparmor=unconfined \
+			--network=none --volume="$tree:$tree" --volume="$base/store-c:$base/store-c" \
+			--volume="$cbox:/box:rshared" sandy-fs:latest \
+			sandyfs mount -f --allow-other --lazy-open --store "$base/store-c" "$tree" /box/mnt \
+			>/dev/null
+		for _ in $(seq 1 100); do
+			grep -q " $mnt_c .* - fuse.sandyfs " /proc/self/mountinfo && break
+			sleep 0.1
+		done
+		ci=${#flavours[@]}
+		flavours+=(container) dirs+=("$mnt_c")
+	fi
 	for i in "${!flavours[@]}"; do
 		(cd "${dirs[$i]}" && meson setup "build/${flavours[$i]}" src/sandyfs >/dev/null 2>&1) || true
 	done
 	echo
 	echo "== $label: $(find "$tree" -type f -not -path '*/.git/*' | wc -l) files in $(find "$tree" -type d -not -path '*/.git*' | wc -l) directories; policy: $("$sandyfs" rules --json "$tree" | sed -n 's/.*"name":[[:space:]]*"\([^"]*\)".*/\1/p' | tr '\n' ' ')"
-	printf '%-24s %12s %12s %8s %12s %12s\n' workload native sandyfs ratio "lazy-open" "bindfs ratio"
+	printf '%-24s %12s %12s %8s %12s %12s %12s\n' workload native sandyfs ratio "lazy-open" \
+		"bindfs ratio" "container"
 	local failures=""
 	for w in "${!names[@]}"; do
 		declare -A samples=()
@@ -183,14 +214,18 @@ bench_on() { # LABEL TREE
 			ts=$(awk -v ms="${med[1]}" 'BEGIN {printf "%.0f", 1024 / (ms / 1000)}')
 			tl=$(awk -v a="${med[0]}" -v b="${med[2]}" 'BEGIN {printf "%.2f", a / b}')
 			[ $have_bindfs = 1 ] && tb=$(awk -v a="${med[0]}" -v b="${med[3]}" 'BEGIN {printf "%.2f", a / b}')
-			printf '%-24s %10s/s %10s/s %8s %12s %12s\n' "$name" "${tn}MB" "${ts}MB" \
-				"$(awk -v a="${med[0]}" -v b="${med[1]}" 'BEGIN {printf "%.2f", a / b}')" "$tl" "$tb"
+			local tc=""
+			[ $ci -ge 0 ] && tc=$(awk -v a="${med[0]}" -v b="${med[$ci]}" 'BEGIN {printf "%.2f", a / b}')
+			printf '%-24s %10s/s %10s/s %8s %12s %12s %12s\n' "$name" "${tn}MB" "${ts}MB" \
+				"$(awk -v a="${med[0]}" -v b="${med[1]}" 'BEGIN {printf "%.2f", a / b}')" "$tl" "$tb" "$tc"
 		else
 			local tb="" tl
 			tl=$(awk -v a="${med[0]}" -v b="${med[2]}" 'BEGIN {printf "%.2f", (a > 0 ? b / a : 0)}')
 			[ $have_bindfs = 1 ] && tb=$(awk -v a="${med[0]}" -v b="${med[3]}" 'BEGIN {printf "%.2f", b / a}')
-			printf '%-24s %10sms %10sms %8s %12s %12s\n' "$name" "${med[0]}" "${med[1]}" \
-				"$(awk -v a="${med[0]}" -v b="${med[1]}" 'BEGIN {printf "%.2f", (a > 0 ? b / a : 0)}')" "$tl" "$tb"
+			local tc=""
+			[ $ci -ge 0 ] && tc=$(awk -v a="${med[0]}" -v b="${med[$ci]}" 'BEGIN {printf "%.2f", (a > 0 ? b / a : 0)}')
+			printf '%-24s %10sms %10sms %8s %12s %12s %12s\n' "$name" "${med[0]}" "${med[1]}" \
+				"$(awk -v a="${med[0]}" -v b="${med[1]}" 'BEGIN {printf "%.2f", (a > 0 ? b / a : 0)}')" "$tl" "$tb" "$tc"
 		fi
 		unset samples
 	done
@@ -203,6 +238,11 @@ bench_on() { # LABEL TREE
 	"$sandyfs" umount "$mnt_s"
 	"$sandyfs" umount "$mnt_l"
 	[ $have_bindfs = 1 ] && umount "$mnt_b"
+	if [ $ci -ge 0 ]; then
+		docker stop --time 10 "$box" >/dev/null 2>&1
+		umount -l "$mnt_c" 2>/dev/null || true
+		umount -l "$cbox" 2>/dev/null || true
+	fi
 	true
 }
 
