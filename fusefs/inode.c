@@ -1086,8 +1086,11 @@ int sfs_node_verify(struct sfs_table *t, struct sfs_node *dir, int anchor_fd)
 	if (r < 0)
 		return r;
 	int fd = sfs_open_beneath(base, path, sfs_anchor_flags(), 0);
+	/* A daemon that is not root, on the portable flavour (anchors opened
+	 * for reading), cannot open a directory its owner closed: it says
+	 * so, rather than that the directory moved. */
 	if (fd < 0)
-		return -ESTALE;
+		return fd == -EACCES ? -EACCES : -ESTALE;
 	r = sfs_stat_fd(fd, &got);
 	close(fd);
 	if (r < 0 || sfs_stat_fd(anchor_fd, &want) < 0)

@@ -145,7 +145,8 @@ static bool is_nameless_orphan(struct sfs_fs *fs, struct sfs_node *n)
 	return info.orphan_fd >= 0 && sfs_stat_fd(info.orphan_fd, &st) == 0 && st.st.st_nlink == 0;
 }
 
-int fs_check_node(fuse_req_t req, struct sfs_node *n, enum sfs_op op, const char *opname)
+/* fs_check_node with the mutation lock held (shared or exclusive). */
+static int check_node_locked(fuse_req_t req, struct sfs_node *n, enum sfs_op op, const char *opname)
 {
 	struct sfs_fs *fs = fs_of(req);
 	struct sfs_caller c = fs_caller_of(req);
@@ -168,6 +169,19 @@ int fs_check_node(fuse_req_t req, struct sfs_node *n, enum sfs_op op, const char
 	 * moved onto a protected name is not judged by its old one. */
 	if (r == 0)
 		r = sfs_node_check_place(fs->table, n);
+	return r;
+}
+
+/* Under the mutation lock, shared: the path judged is N's path, and its
+ * place checked there, with no rename through the mount in between
+ * (which made the check of its place answer ESTALE). */
+int fs_check_node(fuse_req_t req, struct sfs_node *n, enum sfs_op op, const char *opname)
+{
+	struct sfs_fs *fs = fs_of(req);
+
+	sfs_guard_lock(fs->guard, false);
+	int r = check_node_locked(req, n, op, opname);
+	sfs_guard_unlock(fs->guard);
 	return r;
 }
 
@@ -779,7 +793,7 @@ static void sfs_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const
 	sfs_node_info(fs->table, n, &info);
 	change_lock(req, &ch, false);
 	/* A second name for a protected inode would make it writable. */
-	int r = fs_check_node(req, n, SFS_OP_LINK_SOURCE, "link");
+	int r = check_node_locked(req, n, SFS_OP_LINK_SOURCE, "link");
 	if (r == 0)
 		r = change_locate(req, newparent, newname, false, &ch);
 	/* The store and SOURCE are two trees. */

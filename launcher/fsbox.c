@@ -107,7 +107,7 @@ static void show_logs(const char *engine, const char *name)
 {
 	char *argv[] = {(char *)engine, "logs", "--tail=5", "--", (char *)name, NULL};
 
-	proc_run(argv, PROC_IN_NULL | PROC_OUT_NULL, NULL, NULL);
+	proc_run(argv, PROC_IN_NULL, NULL, NULL);
 }
 
 static void sleep_ms(long ms)
@@ -136,8 +136,9 @@ int fsbox_start(const struct fsbox_spec *s, struct fsbox *b)
 	}
 	r = strv_ok(r, strv_push(&argv, s->engine));
 	r = strv_ok(r, strv_push(&argv, "run"));
+	/* Not --rm: a container that ended before serving keeps its logs
+	 * for the message; fsbox_stop removes it. */
 	r = strv_ok(r, strv_push(&argv, "--detach"));
-	r = strv_ok(r, strv_push(&argv, "--rm"));
 	r = strv_ok(r, strv_pushf(&argv, "--name=%s", b->name));
 	r = strv_ok(r, strv_pushf(&argv, "--label=sandy.session=%s", s->session_id));
 	r = strv_ok(r, strv_push(&argv, "--label=sandy.role=fs"));
@@ -174,6 +175,8 @@ int fsbox_start(const struct fsbox_spec *s, struct fsbox *b)
 				    "words:",
 				    b->name, s->project);
 			show_logs(s->engine, b->name);
+			engine_remove(s->engine, b->name);
+			b->started = false;
 			return -EIO;
 		}
 		if (waited >= START_SECONDS * 1000) {
