@@ -1,6 +1,7 @@
 /* store.c - see store.h. */
 #include "store.h"
 #include "compat.h"
+#include "common/cachedir.h"
 #include "common/err.h"
 #include "common/util.h"
 
@@ -9,7 +10,6 @@
 #include <fcntl.h>
 #include <ftw.h>
 #include <stdarg.h>
-#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,29 +24,9 @@ struct sfs_store {
 	int dir_fd, tree_fd, lock_fd;
 };
 
-static char *cache_dir(void)
-{
-	const char *v = getenv("SANDY_CACHE_DIR");
-	char *out = NULL;
-
-	if (v && *v)
-		return strdup(v);
-	v = getenv("XDG_CACHE_HOME");
-	if (v && v[0] == '/')
-		return asprintf(&out, "%s/sandy", v) < 0 ? NULL : out;
-	v = getenv("HOME");
-	if (!v || !*v) {
-		struct passwd *pw = getpwuid(getuid());
-		v = pw ? pw->pw_dir : NULL;
-	}
-	if (!v || !*v)
-		return NULL;
-	return asprintf(&out, "%s/.cache/sandy", v) < 0 ? NULL : out;
-}
-
 int sfs_store_default_path(const char *source_resolved, char **out)
 {
-	cleanup_free char *base = cache_dir();
+	cleanup_free char *base = sandy_cache_dir();
 	const char *name = strrchr(source_resolved, '/');
 	char clean[41];
 	size_t n = 0;

@@ -17,6 +17,7 @@
 #include "summary.h"
 #include "world.h"
 
+#include "common/cachedir.h"
 #include "common/mountinfo.h"
 
 #include <fcntl.h>
@@ -311,23 +312,9 @@ static int start_host_mount(struct run *r)
 	return 0;
 }
 
-/* The directory of the projects' stores, as sandyfs finds it (store.c). */
-static char *store_root(void)
-{
-	const char *v = getenv("SANDY_CACHE_DIR");
-
-	if (v && *v)
-		return strdup(v);
-	v = getenv("XDG_CACHE_HOME");
-	if (v && v[0] == '/')
-		return sandy_asprintf("%s/sandy", v);
-	v = getenv("HOME");
-	return v && *v ? sandy_asprintf("%s/.cache/sandy", v) : NULL;
-}
-
 static int start_box(struct run *r)
 {
-	cleanup_free char *root = store_root();
+	cleanup_free char *root = sandy_cache_dir();
 	cleanup_free char *pidfile = sandy_asprintf("%s/fsbox.pid", r->s.dir);
 	cleanup_free char *name = sandy_asprintf("sandy-fs-%s", r->s.id);
 	int e;

@@ -1,0 +1,13 @@
+/* cachedir.h - where sandy and sandyfs keep the projects' stores:
+ * $SANDY_CACHE_DIR, else $XDG_CACHE_HOME/sandy (absolute), else
+ * ~/.cache/sandy ($HOME, or the passwd entry's home). One rule, because
+ * sandy binds that directory into sandyfs's own container, where sandyfs
+ * must find the same store. */
+#ifndef SANDY_COMMON_CACHEDIR_H
+#define SANDY_COMMON_CACHEDIR_H
+
+/* The directory (malloc'ed), or NULL when no home is known or out of
+ * memory. */
+char *sandy_cache_dir(void);
+
+#endif
