@@ -438,8 +438,7 @@ static void check_fs_mode(struct doctor *d)
 {
 	cleanup_free char *rundir = NULL;
 	const char *runtime = d->engine && !strcmp(d->engine, "podman") ? " --runtime=podman" : "";
-	const char *env = getenv("SANDY_FS_IMAGE");
-	const char *image = env && *env ? env : SANDY_FS_IMAGE;
+	const char *image = fsbox_image();
 
 	if (d->o->runtime == SANDY_RUNTIME_NONE || d->o->fs != SANDY_FS_FUSE || !d->engine)
 		return;

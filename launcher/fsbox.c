@@ -9,7 +9,6 @@
 #include "common/install.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdint.h>
@@ -17,7 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -79,19 +77,6 @@ static int push_box_options(struct strv *argv, const char *engine)
 		r, strv_pushf(argv, "--volume=%s:%s:rshared", FSBOX_ENGINE_DIR, FSBOX_ENGINE_DIR));
 }
 
-static int pidfd_of(pid_t pid)
-{
-#ifdef SYS_pidfd_open
-	int fd = (int)syscall(SYS_pidfd_open, pid, 0);
-	if (fd >= 0)
-		fcntl(fd, F_SETFD, FD_CLOEXEC);
-	return fd;
-#else
-	(void)pid;
-	return -1;
-#endif
-}
-
 static bool box_running(const char *engine, const char *name)
 {
 	cleanup_free char *out = NULL;
@@ -117,13 +102,25 @@ static void sleep_ms(long ms)
 		;
 }
 
+const char *fsbox_image(void)
+{
+	const char *env = getenv("SANDY_FS_IMAGE");
+
+	return env && *env ? env : SANDY_FS_IMAGE;
+}
+
+char *fsbox_name(const char *session_id)
+{
+	return sandy_asprintf("sandy-fs-%s", session_id);
+}
+
 int fsbox_start(const struct fsbox_spec *s, struct fsbox *b)
 {
 	cleanup_strv struct strv argv = {0};
 	int r = 0;
 
 	*b = (struct fsbox){.engine = s->engine, .image = s->image, .waiter = -1, .waiter_fd = -1};
-	b->name = sandy_asprintf("sandy-fs-%s", s->session_id);
+	b->name = fsbox_name(s->session_id);
 	b->engine_dir = sandy_asprintf("%s/%s", FSBOX_ENGINE_DIR, s->session_id);
 	b->mountpoint = b->engine_dir ? sandy_asprintf("%s/workspace", b->engine_dir) : NULL;
 	if (!b->name || !b->mountpoint)
@@ -190,7 +187,7 @@ int fsbox_start(const struct fsbox_spec *s, struct fsbox *b)
 	r = proc_spawn(wait_argv, PROC_IN_NULL | PROC_OUT_NULL | PROC_ERR_NULL, &b->waiter);
 	if (r < 0)
 		return r;
-	b->waiter_fd = pidfd_of(b->waiter);
+	b->waiter_fd = proc_pidfd(b->waiter);
 	return 0;
 }
 

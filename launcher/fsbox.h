@@ -44,6 +44,12 @@ struct fsbox {
 	bool started;
 };
 
+/* The image of that container: $SANDY_FS_IMAGE, else SANDY_FS_IMAGE. */
+const char *fsbox_image(void);
+
+/* The container's name for session SESSION_ID (malloc'ed). */
+char *fsbox_name(const char *session_id);
+
 /* Starts the container and waits until it serves (its pid file appears in
  * the session directory). Says what failed. */
 int fsbox_start(const struct fsbox_spec *spec, struct fsbox *b);

@@ -30,6 +30,10 @@ int proc_run(char *const argv[], unsigned flags, char **out, char **errout);
 /* waitpid() for PID, retried on EINTR; the status as a shell reports it. */
 int proc_wait(pid_t pid);
 
+/* A pidfd on PID (close-on-exec), readable once it ends; -1 and errno
+ * (ENOSYS where the kernel has none, ESRCH when it is gone). */
+int proc_pidfd(pid_t pid);
+
 /* Status word to shell status. */
 int proc_status(int wstatus);
 

@@ -316,7 +316,7 @@ static int start_box(struct run *r)
 {
 	cleanup_free char *root = sandy_cache_dir();
 	cleanup_free char *pidfile = sandy_asprintf("%s/fsbox.pid", r->s.dir);
-	cleanup_free char *name = sandy_asprintf("sandy-fs-%s", r->s.id);
+	cleanup_free char *name = fsbox_name(r->s.id);
 	int e;
 
 	if (!root || !pidfile || !name)
@@ -353,9 +353,7 @@ static int start_box(struct run *r)
  * the mount goes and sandyfs serves in the engine's world instead. */
 static int start_serving(struct run *r)
 {
-	r->fs_image = getenv("SANDY_FS_IMAGE") && *getenv("SANDY_FS_IMAGE")
-			      ? getenv("SANDY_FS_IMAGE")
-			      : SANDY_FS_IMAGE;
+	r->fs_image = fsbox_image();
 	if (r->engine && r->o->fs_mode == SANDY_FS_MODE_CONTAINER)
 		return start_box(r);
 	int e = start_host_mount(r);

@@ -10,7 +10,6 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/mount.h>
-#include <sys/syscall.h>
 #include <time.h>
 
 int sandyfs_query_argv(struct strv *argv, const char *sandyfs, const char *cmd, bool json,
@@ -78,17 +77,6 @@ int sandyfs_mount(const char *sandyfs, const struct strv *rule_args, bool allow_
 	return status == 0 ? 0 : -EIO;
 }
 
-static int pidfd_open_compat(pid_t pid)
-{
-#ifdef SYS_pidfd_open
-	return (int)syscall(SYS_pidfd_open, pid, 0);
-#else
-	(void)pid;
-	errno = ENOSYS;
-	return -1;
-#endif
-}
-
 int sandyfs_watch(const char *pidfile, struct sandyfs_daemon *d)
 {
 	cleanup_free char *text = NULL;
@@ -102,11 +90,9 @@ int sandyfs_watch(const char *pidfile, struct sandyfs_daemon *d)
 	if (pid <= 1 || (*end && *end != '\n'))
 		return -EINVAL;
 	d->pid = (pid_t)pid;
-	d->fd = pidfd_open_compat(d->pid);
+	d->fd = proc_pidfd(d->pid);
 	if (d->fd < 0 && errno == ESRCH)
 		return -ESRCH;
-	if (d->fd >= 0)
-		fcntl(d->fd, F_SETFD, FD_CLOEXEC);
 	return 0;
 }
 
