@@ -288,8 +288,9 @@ int sfs_guard_check(struct sfs_guard *g, const struct sfs_caller *c, const char 
 	return deny(g, c, relpath, opname, target, &d, d.err ? d.err : EROFS);
 }
 
-int sfs_guard_deny_builtin(struct sfs_guard *g, const struct sfs_caller *c, const char *relpath,
-			   const char *opname, const char *why)
+/* A refusal by a built-in reason WHY, answered ERR. */
+static int deny_builtin(struct sfs_guard *g, const struct sfs_caller *c, const char *relpath,
+			const char *opname, const char *target, const char *why, int err)
 {
 	struct sfs_decision d;
 
@@ -297,7 +298,13 @@ int sfs_guard_deny_builtin(struct sfs_guard *g, const struct sfs_caller *c, cons
 	d.rule_file = "(built-in)";
 	d.rule_text = "";
 	d.why = why;
-	return deny(g, c, relpath, opname, NULL, &d, EROFS);
+	return deny(g, c, relpath, opname, target, &d, err);
+}
+
+int sfs_guard_deny_builtin(struct sfs_guard *g, const struct sfs_caller *c, const char *relpath,
+			   const char *opname, const char *why)
+{
+	return deny_builtin(g, c, relpath, opname, NULL, why, EROFS);
 }
 
 int sfs_guard_symlink_name(struct sfs_guard *g, const struct sfs_caller *c, const char *linkpath,
@@ -480,16 +487,12 @@ static bool is_symlink(DIR *dp, const struct dirent *de)
  * CAP_DAC_OVERRIDE meets one (the user's own, mode 0 or r-- or -wx). */
 static int refuse_unlistable(struct scan *s, int err)
 {
-	struct sfs_decision d;
-
 	if (err != EACCES && err != EPERM)
 		return -err;
-	sfs_policy_decide(s->g->policy, s->from, SFS_OP_LOOKUP, &d);
-	d.rule_file = "(built-in)";
-	d.rule_text = "";
-	d.why = "a directory the rename moves cannot be listed and searched by the daemon, "
-		"so what it holds cannot be judged where it would arrive";
-	return deny(s->g, s->c, s->from, "rename", s->to, &d, err);
+	return deny_builtin(s->g, s->c, s->from, "rename", s->to,
+			    "a directory the rename moves cannot be listed and searched by the "
+			    "daemon, so what it holds cannot be judged where it would arrive",
+			    err);
 }
 
 /* Checks that every entry below FROM may leave it and arrive below TO. */
