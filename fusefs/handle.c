@@ -89,13 +89,7 @@ static int open_node_as(fuse_req_t as_caller, struct sfs_fs *fs, struct sfs_node
 
 int fs_open_node(struct sfs_fs *fs, struct sfs_node *n, int flags)
 {
-	/* Located again when a rename through the mount moved it between
-	 * the locating and the open (see fs_locate_verified). */
-	int fd = open_node_as(NULL, fs, n, flags);
-
-	for (int i = 1; fd == -ESTALE && i < 4; i++)
-		fd = open_node_as(NULL, fs, n, flags);
-	return fd;
+	return open_node_as(NULL, fs, n, flags);
 }
 
 /* What the kernel holds from open or create to release. An open that can
@@ -340,8 +334,6 @@ void sfs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		 * (default_permissions); the host checks it again for what
 		 * can change something, as the caller. */
 		fd = open_node_as(req, fs, n, host_open_flags(fi->flags));
-		for (int i = 1; fd == -ESTALE && i < 4; i++)
-			fd = open_node_as(req, fs, n, host_open_flags(fi->flags));
 		if (fd < 0)
 			r = fd;
 	} else if (r == 0) {
