@@ -13,11 +13,14 @@
  * errors the normal outcome (ENOENT, EEXIST, ENOTEMPTY, ENOTDIR, EISDIR,
  * EXDEV, ENODATA, EMLINK, ENOSPC, EINVAL, ELOOP, and SIGBUS for a mapping
  * whose file shrank; EPERM from link() of what is a directory): those are
- * counted. Any other errno is a failure (EIO, ESTALE, EBADF, ENOTCONN, EPERM,
- * EACCES, EROFS, ...): the processes run as the owner of the tree (or root),
- * every mode keeps the owner's rw (rwx for directories), and symlink targets
- * are one name, so they never lead out of the tree, so nothing may be
- * refused to them.
+ * counted. Once a file is open, what is done through its descriptor (read,
+ * write, ftruncate, fstat, fchmod, fsync, a mapping) acts on the file
+ * opened whatever became of its name: there only EISDIR (a directory read)
+ * and ENOSPC are normal. Any other errno is a failure (EIO, ESTALE, EBADF,
+ * ENOTCONN, EPERM, EACCES, EROFS, and ENOENT through a descriptor, ...):
+ * the processes run as the owner of the tree (or root), every mode keeps
+ * the owner's rw (rwx for directories), and symlink targets are one name,
+ * so they never lead out of the tree, so nothing may be refused to them.
  *
  * When every process is done, the tree is walked (to any depth: renames
  * carry subtrees down): every name readdir lists can be lstat'ed, with the
@@ -228,8 +231,10 @@ static bool normal_errno(int e)
 }
 
 /* Records the outcome of one operation: 0 or an errno. NORMAL says whether
- * an errno is a possible outcome of the race, normal_errno() mostly. */
-static void outcome_as(enum op op, int e, bool normal, const char *a, const char *b)
+ * an errno is a possible outcome of the race, normal_errno() mostly;
+ * THROUGH_FD, that it came after the open succeeded. */
+static void outcome_as(enum op op, int e, bool normal, bool through_fd, const char *a,
+		       const char *b)
 {
 	int slot = e > 0 && e < NERR ? e : NERR - 1;
 
@@ -243,14 +248,23 @@ static void outcome_as(enum op op, int e, bool normal, const char *a, const char
 	}
 	counts->bad[op][slot]++;
 	counts->unexpected++;
-	fprintf(stderr, "fsstress: seed %llu proc %d op %lu: %s '%s'%s%s%s: %s (%s)\n", seed, proc,
-		opnum, opdef[op].name, a, b ? " '" : "", b ? b : "", b ? "'" : "", strerror(e),
-		errname(e));
+	fprintf(stderr, "fsstress: seed %llu proc %d op %lu: %s '%s'%s%s%s%s: %s (%s)\n", seed,
+		proc, opnum, opdef[op].name, a, b ? " '" : "", b ? b : "", b ? "'" : "",
+		through_fd ? " through the open descriptor" : "", strerror(e), errname(e));
 }
 
 static void outcome(enum op op, int e, const char *a, const char *b)
 {
-	outcome_as(op, e, normal_errno(e), a, b);
+	outcome_as(op, e, normal_errno(e), false, a, b);
+}
+
+/* The outcome of what was done through a descriptor once the open
+ * succeeded: whatever happened to the name since, the file is the one
+ * opened, so no race explains an ENOENT, ENOTDIR or ESTALE there. Only a
+ * read of a directory (EISDIR) and a full filesystem are normal. */
+static void outcome_fd(enum op op, int e, const char *a)
+{
+	outcome_as(op, e, e == EISDIR || e == ENOSPC || e == EDQUOT, true, a, NULL);
 }
 
 static int err(int r)
@@ -350,7 +364,7 @@ static void op_create(void)
 	}
 	fill(len);
 	e = write_all(fd, len, rnd(2) ? 0 : (off_t)rnd(MAX_OFFSET), false);
-	outcome(OP_CREATE, close_err(fd, e), p, NULL);
+	outcome_fd(OP_CREATE, close_err(fd, e), p);
 }
 
 static void op_append(void)
@@ -367,7 +381,7 @@ static void op_append(void)
 	}
 	fill(len);
 	e = write_all(fd, len, 0, true);
-	outcome(OP_APPEND, close_err(fd, e), p, NULL);
+	outcome_fd(OP_APPEND, close_err(fd, e), p);
 }
 
 static void op_read(void)
@@ -388,7 +402,7 @@ static void op_read(void)
 			break;
 		}
 	}
-	outcome(OP_READ, close_err(fd, e), p, NULL);
+	outcome_fd(OP_READ, close_err(fd, e), p);
 }
 
 static void op_truncate(void)
@@ -407,7 +421,7 @@ static void op_truncate(void)
 		outcome(OP_TRUNCATE, errno, p, NULL);
 		return;
 	}
-	outcome(OP_TRUNCATE, close_err(fd, err(ftruncate(fd, len))), p, NULL);
+	outcome_fd(OP_TRUNCATE, close_err(fd, err(ftruncate(fd, len))), p);
 }
 
 static void op_mkdir(void)
@@ -468,7 +482,7 @@ static void op_link(void)
 	if (e == EPERM)
 		known = known && lstat(a, &after) == 0 && after.st_ino == before.st_ino &&
 			after.st_dev == before.st_dev && !S_ISDIR(after.st_mode);
-	outcome_as(OP_LINK, e, normal_errno(e) || (e == EPERM && !known), a, b);
+	outcome_as(OP_LINK, e, normal_errno(e) || (e == EPERM && !known), false, a, b);
 }
 
 /* Targets are one name, resolved in the link's own directory: wherever a
@@ -516,7 +530,7 @@ static void op_chmod(void)
 	e = err(fstat(fd, &st));
 	if (e == 0)
 		e = err(fchmod(fd, (S_ISDIR(st.st_mode) ? 0700 : 0600 | (rnd(2) << 6)) | low));
-	outcome(OP_CHMOD, close_err(fd, e), p, NULL);
+	outcome_fd(OP_CHMOD, close_err(fd, e), p);
 }
 
 static void pick_time(struct timespec *ts)
@@ -599,7 +613,7 @@ static void op_sync(enum op op)
 		outcome(op, errno, p, NULL);
 		return;
 	}
-	outcome(op, close_err(fd, err(op == OP_FSYNC ? fsync(fd) : fdatasync(fd))), p, NULL);
+	outcome_fd(op, close_err(fd, err(op == OP_FSYNC ? fsync(fd) : fdatasync(fd))), p);
 }
 
 static void op_readdir(void)
@@ -681,19 +695,19 @@ static void op_mmapread(void)
 	}
 	e = err(fstat(fd, &st));
 	if (e || !S_ISREG(st.st_mode) || st.st_size == 0) {
-		outcome(OP_MMAPREAD, close_err(fd, e), p, NULL);
+		outcome_fd(OP_MMAPREAD, close_err(fd, e), p);
 		return;
 	}
 	len = (size_t)st.st_size;
 	m = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, 0);
 	if (m == MAP_FAILED) {
-		outcome(OP_MMAPREAD, close_err(fd, errno), p, NULL);
+		outcome_fd(OP_MMAPREAD, close_err(fd, errno), p);
 		return;
 	}
 	if (!touch_pages(m, len, (size_t)sysconf(_SC_PAGESIZE)))
 		counts->sigbus++;
 	e = err(munmap(m, len));
-	outcome(OP_MMAPREAD, close_err(fd, e), p, NULL);
+	outcome_fd(OP_MMAPREAD, close_err(fd, e), p);
 }
 
 static void do_op(enum op op)
