@@ -13,6 +13,7 @@
 #include "common/util.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -45,18 +46,10 @@ static void reply_xattr_bytes(fuse_req_t req, size_t size, const char *buf, ssiz
 static int xattr_target(struct sfs_fs *fs, struct sfs_node *n, struct sfs_location *loc,
 			int *orphan_fd)
 {
-	struct sfs_node_info info;
 	int r = sfs_locate(fs->table, n, loc);
 
-	*orphan_fd = -1;
-	if (r == -ENOENT) {
-		sfs_node_info(fs->table, n, &info);
-		if (info.orphan_fd >= 0) {
-			*orphan_fd = info.orphan_fd;
-			return 0;
-		}
-	}
-	return r;
+	*orphan_fd = r == -ENOENT ? fs_orphan_fd(fs, n) : -1;
+	return *orphan_fd >= 0 ? 0 : r;
 }
 
 void sfs_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
@@ -104,6 +97,12 @@ static ssize_t drop_unseen(char *list, ssize_t len, bool trusted)
 	return out - list;
 }
 
+#ifdef XATTR_LIST_MAX
+#define LIST_ROOM XATTR_LIST_MAX
+#else
+#define LIST_ROOM 65536
+#endif
+
 static ssize_t list_xattrs(const struct sfs_location *loc, int orphan_fd, char *buf, size_t size)
 {
 	if (orphan_fd < 0)
@@ -128,20 +127,16 @@ void sfs_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 	int orphan_fd = -1;
 	r = xattr_target(fs, n, &loc, &orphan_fd);
 	/* The whole list, whatever SIZE asks, so that the filtered length is
-	 * what a size query reports. Retried if it grows meanwhile. */
-	for (int tries = 0; r == 0 && tries < 4; tries++) {
-		r = list_xattrs(&loc, orphan_fd, NULL, 0);
-		if (r <= 0)
-			break;
+	 * what a size query reports; in one call into a buffer the size of
+	 * the longest list Linux has, as a size query and a second call
+	 * would race with changes between them (a larger buffer elsewhere). */
+	for (size_t room = LIST_ROOM; r == 0; room *= 2) {
 		free(list);
-		list = malloc((size_t)r);
-		if (!list) {
-			r = -ENOMEM;
+		list = malloc(room);
+		r = list ? list_xattrs(&loc, orphan_fd, list, room) : -ENOMEM;
+		if (r != -ERANGE || room >= LIST_ROOM * 16)
 			break;
-		}
-		r = list_xattrs(&loc, orphan_fd, list, (size_t)r);
-		if (r != -ERANGE)
-			break;
+		r = 0;
 	}
 	if (r > 0)
 		r = drop_unseen(list, r, fuse_req_ctx(req)->uid == 0);
