@@ -93,6 +93,13 @@ int fs_lookup_at(struct sfs_fs *fs, struct sfs_node *parent, int dirfd, const ch
 		 const char *path, const struct view *v, struct fuse_entry_param *e,
 		 struct sfs_stat *found);
 
+/* fs_lookup_at for a file just created and opened, with the handle about
+ * to be given out counted on its node in the same step: a removal of the
+ * name in between keeps the file for the handle (fs_keep_before_removal)
+ * as it does for any file open. */
+int fs_lookup_created(struct sfs_fs *fs, struct sfs_node *parent, int dirfd, const char *name,
+		      const char *path, struct fuse_entry_param *e);
+
 /* A change to one name in a directory, from the guard's yes to the host
  * call: the name's path, the directory that holds it pinned (verified to be
  * where the table says, so the path the policy judged is the path the
@@ -155,8 +162,10 @@ void fs_io_fd_put(struct io_fd *io);
 #define cleanup_io __attribute__((cleanup(fs_io_fd_put)))
 
 /* Before NAME (described by ST) goes from DIRFD: if the kernel knows the
- * file and may have it open without the daemon holding a handle (no_open),
- * an fd that keeps it reachable once its name is gone. -1 otherwise. */
+ * file and may have it open (a handle out, or no_open, where the daemon
+ * holds none), an fd that keeps it reachable once its name is gone; -1
+ * otherwise. *NODE gets the file's node, if known; opens of it wait from
+ * now until fs_keep_after_removal, which every call must be followed by. */
 int fs_keep_before_removal(struct sfs_fs *fs, int dirfd, const char *name,
 			   const struct sfs_stat *st, struct sfs_node **node);
 
@@ -165,6 +174,10 @@ int fs_keep_before_removal(struct sfs_fs *fs, int dirfd, const char *name,
  * live as long as the kernel knows the file: a file written and removed
  * in a loop holds no blocks once the kernel forgets it. */
 void fs_keep_after_removal(struct sfs_fs *fs, struct sfs_node *node, int fd);
+
+/* The fd kept for N after its last name went (borrowed), or -1: asked once
+ * N's name led nowhere, it waits for a removal under way to have kept it. */
+int fs_orphan_fd(struct sfs_fs *fs, struct sfs_node *n);
 
 /* Before N's mode goes from OLD to NEW: an unprivileged daemon that opens
  * files without handles (no_open) keeps an fd of N while it may still

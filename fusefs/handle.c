@@ -52,6 +52,8 @@ static int open_node_locked(fuse_req_t as_caller, struct sfs_fs *fs, struct sfs_
 	cleanup_location struct sfs_location loc = {0};
 	cleanup_creds struct sfs_creds creds = {0};
 	struct sfs_stat st;
+
+	sfs_node_removal_wait(fs->table, n);
 	int r = sfs_locate(fs->table, n, &loc);
 
 	if (r == 0 && as_caller)
@@ -129,17 +131,21 @@ static int handle_fd(struct sfs_fs *fs, struct sfs_node *n, const struct fuse_fi
 	/* Unlinked since it was opened: the fd kept for it then. */
 	struct sfs_node_info info;
 	sfs_node_info(fs->table, n, &info);
-	if (info.orphan_fd >= 0) {
-		fd = fcntl(info.orphan_fd, F_DUPFD_CLOEXEC, 3);
-		if (fd < 0)
-			fd = -errno;
-	} else {
+	int orphan_fd = info.orphan_fd;
+	if (orphan_fd < 0) {
 		fd = fs_open_node(fs, n, h->flags);
 		/* An unprivileged daemon, the mode changed since the open. */
 		if (fd == -EACCES) {
 			int kept = sfs_node_kept_dup(fs->table, n, h->flags & O_ACCMODE);
 			fd = kept >= 0 ? kept : fd;
 		}
+		if (fd == -ENOENT || fd == -ESTALE)
+			orphan_fd = fs_orphan_fd(fs, n);
+	}
+	if (orphan_fd >= 0) {
+		fd = fcntl(orphan_fd, F_DUPFD_CLOEXEC, 3);
+		if (fd < 0)
+			fd = -errno;
 	}
 	if (fd < 0)
 		return fd;
@@ -200,6 +206,11 @@ int fs_io_fd_get(struct sfs_fs *fs, struct sfs_node *n, const struct fuse_file_i
 	}
 	if (io->fd < 0)
 		io->fd = fs_open_node(fs, n, flags | O_NONBLOCK);
+	int orphan_fd = io->fd == -ENOENT || io->fd == -ESTALE ? fs_orphan_fd(fs, n) : -1;
+	if (orphan_fd >= 0) {
+		io->fd = orphan_fd;
+		return 0;
+	}
 	if (io->fd < 0)
 		return io->fd;
 	io->owned = true;
@@ -226,9 +237,8 @@ int fs_keep_before_removal(struct sfs_fs *fs, int dirfd, const char *name,
 	*node = sfs_table_find(fs->table, st);
 	if (!*node)
 		return -1;
-	struct sfs_node_info info;
-	sfs_node_info(fs->table, *node, &info);
-	if (S_ISREG(st->st.st_mode) && !fs->no_open && info.handles == 0)
+	bool open = sfs_node_removal_begin(fs->table, *node);
+	if (S_ISREG(st->st.st_mode) && !fs->no_open && !open)
 		return -1;
 	/* A directory too: a process may sit in it (its cwd) and still stat
 	 * it, as natively. The daemon's own credentials open it: the
@@ -258,7 +268,18 @@ void fs_keep_after_removal(struct sfs_fs *fs, struct sfs_node *node, int fd)
 {
 	if (fd >= 0 && !sfs_node_adopt_orphan_fd(fs->table, node, fd))
 		close(fd);
+	if (node)
+		sfs_node_removal_end(fs->table, node);
 	sfs_node_unpin(fs->table, node);
+}
+
+int fs_orphan_fd(struct sfs_fs *fs, struct sfs_node *n)
+{
+	struct sfs_node_info info;
+
+	sfs_node_removal_wait(fs->table, n);
+	sfs_node_info(fs->table, n, &info);
+	return info.orphan_fd;
 }
 
 void fs_keep_before_chmod(struct sfs_fs *fs, struct sfs_node *n, mode_t old, mode_t new)
@@ -323,6 +344,11 @@ void sfs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	int r = for_change ? fs_check_node(req, n, SFS_OP_WRITE, "open") : 0;
 	int fd = -1;
 
+	/* Counted before the host file is opened or its name checked: a
+	 * removal of the name from then on keeps the file for this handle
+	 * (fs_keep_before_removal), as the kernel will think it open. */
+	sfs_node_handles(fs->table, n, 1);
+
 	if (r == 0 && overlay_fd >= 0) {
 		/* Read-only (the policy allows nothing else on an overlay);
 		 * reads are pread()s, so a shared offset does no harm. */
@@ -347,12 +373,12 @@ void sfs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	if (r == 0)
 		r = handle_new(fi, fd, host_open_flags(fi->flags));
 	if (r < 0) {
+		sfs_node_handles(fs->table, n, -1);
 		close_keep_errno(fd);
 		fuse_reply_err(req, -r);
 		return;
 	}
 	fi->keep_cache = 1;
-	sfs_node_handles(fs->table, n, 1);
 	if (fuse_reply_open(req, fi) != 0) {
 		sfs_node_handles(fs->table, n, -1);
 		handle_free(fi);
@@ -389,7 +415,11 @@ void sfs_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode
 		if (sfs_stat_fd(fd, &st) == 0)
 			sfs_guard_mark_owned(fs->guard, fd, ch.dir.fd, name, &st, true);
 	}
-	if (r == 0)
+	/* With a handle to give out, the node counts it from its lookup on. */
+	bool with_handle = !fs->no_open;
+	if (r == 0 && with_handle)
+		r = fs_lookup_created(fs, fs_node_of(req, parent), ch.dir.fd, name, ch.path, &e);
+	else if (r == 0)
 		r = fs_lookup_at(fs, fs_node_of(req, parent), ch.dir.fd, name, ch.path, NULL, &e,
 				 NULL);
 	if (r < 0) {
@@ -410,13 +440,12 @@ void sfs_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode
 		/* The file exists now; the kernel learns of it at its next
 		 * lookup. */
 		close(fd);
+		sfs_node_handles(fs->table, fs_node_of(req, e.ino), -1);
 		sfs_table_forget(fs->table, fs_node_of(req, e.ino), 1);
 		fuse_reply_err(req, -r);
 		return;
 	}
 	fi->keep_cache = 1;
-	if (fi->fh)
-		sfs_node_handles(fs->table, fs_node_of(req, e.ino), 1);
 	if (fuse_reply_create(req, &e, fi) != 0) {
 		if (fi->fh)
 			sfs_node_handles(fs->table, fs_node_of(req, e.ino), -1);

@@ -55,10 +55,11 @@ struct sfs_node {
 	} * aliases;
 	unsigned naliases;
 
-	int wd;		  /* inotify watch descriptor, 0 when not watched */
-	int overlay_fd;	  /* served instead of SOURCE's file, or -1 (not owned) */
-	int orphan_fd;	  /* the file after its last name went, or -1 (owned) */
-	unsigned handles; /* file handles the kernel holds (open, create) */
+	int wd;		   /* inotify watch descriptor, 0 when not watched */
+	int overlay_fd;	   /* served instead of SOURCE's file, or -1 (not owned) */
+	int orphan_fd;	   /* the file after its last name went, or -1 (owned) */
+	unsigned handles;  /* file handles the kernel holds (open, create) */
+	unsigned removing; /* removals of a name of it under way */
 	/* An fd of the file opened as the daemon while it could be, for the
 	 * writes the kernel allowed when it could (sfs_node_keep_fd); -1. */
 	int kept_fd, kept_accmode;
@@ -68,6 +69,7 @@ struct sfs_node {
 
 struct sfs_table {
 	pthread_mutex_t lock;
+	pthread_cond_t removed; /* a node's removing went to 0 */
 	struct sfs_node root;
 	struct sfs_node **buckets;
 	size_t nbuckets; /* a power of two */
@@ -383,6 +385,7 @@ int sfs_table_new(int rootfd, const struct sfs_stat *root_st, unsigned anchor_li
 	t->inotify_fd = -1;
 	t->store_fd = -1;
 	pthread_mutex_init(&t->lock, NULL);
+	pthread_cond_init(&t->removed, NULL);
 	t->lru.lru_next = t->lru.lru_prev = &t->lru;
 	t->all.all_next = t->all.all_prev = &t->all;
 	t->anchor_limit = anchor_limit < 4 ? 4 : anchor_limit;
@@ -428,6 +431,7 @@ void sfs_table_free(struct sfs_table *t)
 	free(t->buckets);
 	free(t->wd_buckets);
 	pthread_mutex_destroy(&t->lock);
+	pthread_cond_destroy(&t->removed);
 	free(t);
 }
 
@@ -518,7 +522,7 @@ static uint64_t place_below(const struct sfs_table *t, const struct sfs_node *pa
 }
 
 struct sfs_node *sfs_table_intern(struct sfs_table *t, struct sfs_node *parent, const char *name,
-				  const struct sfs_stat *st, bool store_base)
+				  const struct sfs_stat *st, bool store_base, unsigned handles)
 {
 	pthread_mutex_lock(&t->lock);
 	struct sfs_node *n = hash_find(t, st);
@@ -573,6 +577,8 @@ struct sfs_node *sfs_table_intern(struct sfs_table *t, struct sfs_node *parent, 
 		t->all.all_next = n;
 		t->nodes++;
 	}
+	if (n)
+		n->handles += handles;
 	pthread_mutex_unlock(&t->lock);
 	return n;
 }
@@ -969,8 +975,35 @@ void sfs_node_set_overlay(struct sfs_table *t, struct sfs_node *n, int overlay_f
 void sfs_node_handles(struct sfs_table *t, struct sfs_node *n, int delta)
 {
 	pthread_mutex_lock(&t->lock);
+	while (delta > 0 && n->removing > 0)
+		pthread_cond_wait(&t->removed, &t->lock);
 	if (delta > 0 || n->handles > 0)
 		n->handles += (unsigned)delta;
+	pthread_mutex_unlock(&t->lock);
+}
+
+bool sfs_node_removal_begin(struct sfs_table *t, struct sfs_node *n)
+{
+	pthread_mutex_lock(&t->lock);
+	n->removing++;
+	bool open = n->handles > 0;
+	pthread_mutex_unlock(&t->lock);
+	return open;
+}
+
+void sfs_node_removal_wait(struct sfs_table *t, struct sfs_node *n)
+{
+	pthread_mutex_lock(&t->lock);
+	while (n->removing > 0)
+		pthread_cond_wait(&t->removed, &t->lock);
+	pthread_mutex_unlock(&t->lock);
+}
+
+void sfs_node_removal_end(struct sfs_table *t, struct sfs_node *n)
+{
+	pthread_mutex_lock(&t->lock);
+	if (--n->removing == 0)
+		pthread_cond_broadcast(&t->removed);
 	pthread_mutex_unlock(&t->lock);
 }
 

@@ -74,9 +74,11 @@ void sfs_node_info(struct sfs_table *t, const struct sfs_node *n, struct sfs_nod
 /* The kernel now knows PARENT/NAME as the inode described by ST: returns
  * its node with one more lookup reference. STORE_BASE: the inode is a
  * private directory in the store (sfs_table_set_store), not PARENT's entry
- * NAME in SOURCE; what is below it is in the store too. */
+ * NAME in SOURCE; what is below it is in the store too. HANDLES: open
+ * handles the caller is about to give out on it, counted in the same step
+ * (sfs_node_handles), so that a removal racing with a create sees them. */
 struct sfs_node *sfs_table_intern(struct sfs_table *t, struct sfs_node *parent, const char *name,
-				  const struct sfs_stat *st, bool store_base);
+				  const struct sfs_stat *st, bool store_base, unsigned handles);
 
 /* The kernel dropped NLOOKUP references. */
 void sfs_table_forget(struct sfs_table *t, struct sfs_node *n, uint64_t nlookup);
@@ -130,8 +132,23 @@ bool sfs_node_matches(struct sfs_table *t, struct sfs_node *n, const struct sfs_
  * SOURCE. */
 void sfs_node_set_overlay(struct sfs_table *t, struct sfs_node *n, int overlay_fd);
 
-/* The kernel took (DELTA 1) or released (-1) a file handle on N. */
+/* The kernel took (DELTA 1) or released (-1) a file handle on N. Taking
+ * one waits while a removal of one of N's names is under way: the kernel
+ * may send the open of a file it looked up just before the name went, and
+ * the open must either come first, and be seen by the removal, or come
+ * after, and meet no name. */
 void sfs_node_handles(struct sfs_table *t, struct sfs_node *n, int delta);
+
+/* A name of N is about to be removed through the mount (unlink, rmdir, a
+ * rename over it), until sfs_node_removal_end: returns whether the kernel
+ * holds a handle on N, for which the file must then be kept. */
+bool sfs_node_removal_begin(struct sfs_table *t, struct sfs_node *n);
+void sfs_node_removal_end(struct sfs_table *t, struct sfs_node *n);
+
+/* Waits until no removal of a name of N is under way: what N is located
+ * by then is a name it has (a removal of one name of a file with hard
+ * links runs beside opens, under the mutation lock shared). */
+void sfs_node_removal_wait(struct sfs_table *t, struct sfs_node *n);
 
 /* N lost its last known name through the mount (unlink, rename over it)
  * while the kernel still knows it, maybe open: FD, an fd on the same file

@@ -240,9 +240,9 @@ static int place(struct sfs_fs *fs, struct sfs_node *parent, const char *path, c
 	return sfs_anchor_get(fs->table, parent, dir);
 }
 
-int fs_lookup_at(struct sfs_fs *fs, struct sfs_node *parent, int dirfd, const char *name,
-		 const char *path, const struct view *v, struct fuse_entry_param *e,
-		 struct sfs_stat *found)
+static int lookup_entry(struct sfs_fs *fs, struct sfs_node *parent, int dirfd, const char *name,
+			const char *path, const struct view *v, unsigned handles,
+			struct fuse_entry_param *e, struct sfs_stat *found)
 {
 	struct sfs_node_info info;
 	struct sfs_stat st;
@@ -260,7 +260,7 @@ int fs_lookup_at(struct sfs_fs *fs, struct sfs_node *parent, int dirfd, const ch
 	bool store_base = v->private && private_root(fs, parent, path);
 	if (store_base && !S_ISDIR(st.st.st_mode))
 		return -ENOENT; /* a private directory is a directory */
-	struct sfs_node *n = sfs_table_intern(fs->table, parent, name, &st, store_base);
+	struct sfs_node *n = sfs_table_intern(fs->table, parent, name, &st, store_base, handles);
 	if (!n)
 		return -ENOMEM;
 	if (overlay_fd >= 0)
@@ -276,6 +276,19 @@ int fs_lookup_at(struct sfs_fs *fs, struct sfs_node *parent, int dirfd, const ch
 	if (found)
 		*found = st;
 	return 0;
+}
+
+int fs_lookup_at(struct sfs_fs *fs, struct sfs_node *parent, int dirfd, const char *name,
+		 const char *path, const struct view *v, struct fuse_entry_param *e,
+		 struct sfs_stat *found)
+{
+	return lookup_entry(fs, parent, dirfd, name, path, v, 0, e, found);
+}
+
+int fs_lookup_created(struct sfs_fs *fs, struct sfs_node *parent, int dirfd, const char *name,
+		      const char *path, struct fuse_entry_param *e)
+{
+	return lookup_entry(fs, parent, dirfd, name, path, NULL, 1, e, NULL);
 }
 
 /* Replies with an entry the kernel now holds a reference to; if the reply
@@ -435,7 +448,9 @@ static int stat_node(struct sfs_fs *fs, struct sfs_node *n, struct fuse_file_inf
 	if (info.orphan_fd >= 0)
 		return sfs_stat_fd(info.orphan_fd, st);
 	cleanup_location struct sfs_location loc = {0};
-	return fs_locate_verified(fs, n, &loc, st);
+	int r = fs_locate_verified(fs, n, &loc, st);
+	int orphan_fd = r == -ENOENT || r == -ESTALE ? fs_orphan_fd(fs, n) : -1;
+	return orphan_fd >= 0 ? sfs_stat_fd(orphan_fd, st) : r;
 }
 
 static void reply_attr(fuse_req_t req, struct sfs_node *n, const struct sfs_stat *st)
@@ -485,7 +500,7 @@ static int apply_setattr(fuse_req_t req, struct sfs_fs *fs, struct sfs_node *n,
 	sfs_node_info(fs->table, n, &info);
 	int fd = info.type == S_IFREG ? fs_handle_fd_if_open(fi) : 0;
 	if (fd <= 0)
-		fd = info.orphan_fd;
+		fd = r == -ENOENT || r == -ESTALE ? fs_orphan_fd(fs, n) : info.orphan_fd;
 	bool by_fd = fd > 0;
 	if (r < 0 && !by_fd)
 		return r;

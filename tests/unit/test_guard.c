@@ -361,8 +361,10 @@ static void test_ownership(void)
 
 	/* Through a node of the table: the answer is kept in the node. */
 	struct sfs_stat st = stat_of(src, "made.o"), hst = stat_of(src, "host.o");
-	struct sfs_node *n = sfs_table_intern(table, sfs_table_root(table), "made.o", &st, false);
-	struct sfs_node *h = sfs_table_intern(table, sfs_table_root(table), "host.o", &hst, false);
+	struct sfs_node *n =
+		sfs_table_intern(table, sfs_table_root(table), "made.o", &st, false, 0);
+	struct sfs_node *h =
+		sfs_table_intern(table, sfs_table_root(table), "host.o", &hst, false, 0);
 	struct sfs_node_info info;
 	sfs_node_info(table, n, &info);
 	int before = info.owned;

@@ -21,7 +21,7 @@ static struct sfs_node *intern(struct sfs_node *parent, int dirfd, const char *n
 
 	if (sfs_stat_at(dirfd, name, &st) < 0)
 		return NULL;
-	return sfs_table_intern(table, parent, name, &st, false);
+	return sfs_table_intern(table, parent, name, &st, false, 0);
 }
 
 static bool relpath_is(struct sfs_node *n, const char *expected)
@@ -68,13 +68,13 @@ static void test_identity(void)
 	sfs_node_info(table, c, &info);
 	uint64_t gen = info.generation;
 	st.btime_ns += 1;
-	struct sfs_node *reused = sfs_table_intern(table, a, "c-link", &st, false);
+	struct sfs_node *reused = sfs_table_intern(table, a, "c-link", &st, false, 0);
 	sfs_node_info(table, reused, &info);
 	ok(reused != c && info.generation != gen,
 	   "a reused inode number becomes a new node with a new generation");
 	st.st.st_mode = S_IFDIR | 0755;
 	st.btime_ns -= 1;
-	struct sfs_node *retyped = sfs_table_intern(table, a, "c-link", &st, false);
+	struct sfs_node *retyped = sfs_table_intern(table, a, "c-link", &st, false, 0);
 	ok(retyped != c && retyped != reused, "a changed file type is a new node too");
 	sfs_table_forget(table, reused, 1);
 	sfs_table_forget(table, retyped, 1);
