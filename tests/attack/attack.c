@@ -3726,7 +3726,8 @@ static void audit_expect(struct audit_reader *a, const char *what, const struct 
 		if (!(s = jstr(r, "why")) || !*s)
 			append(why, sizeof(why), " no why;");
 		if (!jnum(r, "pid", &num) || (pid_t)num != seen_pid(x->pid))
-			append(why, sizeof(why), " pid %.0f (want %d);", num, (int)seen_pid(x->pid));
+			append(why, sizeof(why), " pid %.0f (want %d);", num,
+			       (int)seen_pid(x->pid));
 		if (!jnum(r, "uid", &num) || (uid_t)num != x->uid)
 			append(why, sizeof(why), " uid %.0f (want %u);", num, x->uid);
 		if (!(s = jstr(r, "errno")) || strcmp(s, x->err))
