@@ -77,9 +77,16 @@ if ! check "the inner engine answers at $INNER" eval 'inner info >/dev/null 2>&1
 fi
 check "the inner engine has a filesystem of its own (no $SANDY_BUILD there)" \
 	in_world "[ ! -e '$SANDY_BUILD' ]"
-# One archive: the three share the Debian base's layers.
-docker save "$TEST_IMAGE" sandy-fs:latest sandy-gateway:latest | inner load >/dev/null 2>&1
-for image in "$TEST_IMAGE" sandy-fs:latest sandy-gateway:latest; do
+# The real agent image, as `sandy build-image` makes it (from Debian
+# packages and the npm registry, cached by content: tests/launcher/image.sh
+# checks the build itself).
+check "sandy build-image makes the real agent image" \
+	env SANDY_IMAGE= "$SANDY" build-image >"$base/build.log" 2>&1 ||
+	tail -n 20 "$base/build.log" | sed 's/^/# /'
+# One archive: they share the Debian base's layers.
+images=("$TEST_IMAGE" sandy-fs:latest sandy-gateway:latest sandy-agent:latest)
+docker save "${images[@]}" | inner load >/dev/null 2>&1
+for image in "${images[@]}"; do
 	check "the inner engine has $image" eval 'inner image inspect "$image" >/dev/null'
 done
 
@@ -134,6 +141,28 @@ check "no session directory is left in the inner engine's world" \
 	in_world '[ -d /var/lib/sandy/sessions ] && [ -z "$(ls -A /var/lib/sandy/sessions)" ]'
 check "no session directory is left here" no_session_dir "$proj"
 [ "$_failed" = "$f" ] || { diag "stdout:"; sed 's/^/#   /' <<<"$out"; diag "stderr:"; sed 's/^/#   /' <<<"$err"; }
+
+# The real agent image in container mode: the agent's CLI runs, holds no
+# capability, and writes through the mount.
+new_project
+f=$_failed
+out=$(cd "$proj" && "$SANDY" --runtime=docker --image sandy-agent:latest --rules "$rules" -- sh -c '
+	grep -E "^(CapEff|CapBnd|NoNewPrivs):" /proc/self/status
+	grep " /workspace " /proc/self/mountinfo | grep -q fuse.sandyfs && echo "workspace is sandyfs"
+	claude --version >/dev/null && echo "claude runs"
+	echo "int real;" >src/real.c && echo "real written"' </dev/null 2>"$base/err")
+check_eq "the real agent image: the session ends with the command's status" 0 "$?"
+check "the real agent image: /workspace is the sandyfs mount" \
+	grep -qx "workspace is sandyfs" <<<"$out"
+check "the real agent image: the agent's CLI runs" grep -qx "claude runs" <<<"$out"
+for k in CapEff CapBnd; do
+	check "the real agent image: the agent's $k is 0" \
+		grep -qx "$k:[[:space:]]*0000000000000000" <<<"$out"
+done
+check "the real agent image: NoNewPrivs is 1" grep -qx "NoNewPrivs:[[:space:]]*1" <<<"$out"
+check_eq "the real agent image: the write is on the host" "int real;" \
+	"$(cat "$proj/src/real.c" 2>&1)"
+[ "$_failed" = "$f" ] || { diag "stdout:"; sed 's/^/#   /' <<<"$out"; diag "stderr:"; sed 's/^/#   /' "$base/err"; }
 
 # Through sudo: what the agent writes is the invoking user's on the host,
 # and an edit made on the host reaches the agent while it works.
