@@ -81,7 +81,7 @@ check "the inner engine has a filesystem of its own (no $SANDY_BUILD there)" \
 # packages and the npm registry, cached by content: tests/launcher/image.sh
 # checks the build itself).
 check "sandy build-image makes the real agent image" \
-	env SANDY_IMAGE= "$SANDY" build-image >"$base/build.log" 2>&1 ||
+	eval 'SANDY_IMAGE= "$SANDY" build-image >"$base/build.log" 2>&1' ||
 	tail -n 20 "$base/build.log" | sed 's/^/# /'
 # One archive: they share the Debian base's layers.
 images=("$TEST_IMAGE" sandy-fs:latest sandy-gateway:latest sandy-agent:latest)
