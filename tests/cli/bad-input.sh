@@ -115,8 +115,15 @@ if mount_sandyfs --pid-file "$base/pid" "$src" "$mnt"; then
 	check "the killed daemon is gone" wait_until 5 eval '! pid_alive $pid'
 	# A name never looked up: the kernel must ask the (dead) daemon, where
 	# the mountpoint's own attributes may still be answered from its cache.
-	check "the mount is dead (ENOTCONN) but still in the mount table" \
-		eval 'is_mounted "$mnt" && stat "$mnt/never-looked-up-$$" 2>&1 | grep -q "not connected"'
+	# A fresh name each time it is asked, for as long as the kernel takes
+	# to see the connection gone; what stat said last, if it never does.
+	dead_stat=
+	dead() {
+		dead_stat=$(stat "$mnt/never-looked-up-$$-$RANDOM" 2>&1)
+		is_mounted "$mnt" && [[ $dead_stat == *"not connected"* ]]
+	}
+	check "the mount is dead (ENOTCONN) but still in the mount table" wait_until 5 dead ||
+		diag "stat: $dead_stat; mounted: $(is_mounted "$mnt" && echo yes || echo no)"
 	fails "MOUNTPOINT a dead mount" 1 "$mnt" mount "$src" "$mnt"
 	run umount "$mnt"
 	check_eq "sandyfs umount of the dead mount exits 0" 0 "$rc"
