@@ -348,7 +348,7 @@ void sfs_fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file
 	} else {
 		fd = fs_open_node(fs, n, O_RDONLY | O_DIRECTORY);
 		owned = fd >= 0;
-		int orphan_fd = fd == -ENOENT || fd == -ESTALE ? fs_orphan_fd(fs, n) : -1;
+		int orphan_fd = fs_orphan_fd(fs, n, fd);
 		fd = orphan_fd >= 0 ? orphan_fd : fd;
 	}
 	int r = fd < 0 ? fd : ((datasync ? fdatasync(fd) : fsync(fd)) < 0 ? -errno : 0);

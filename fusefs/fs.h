@@ -175,9 +175,10 @@ int fs_keep_before_removal(struct sfs_fs *fs, int dirfd, const char *name,
  * in a loop holds no blocks once the kernel forgets it. */
 void fs_keep_after_removal(struct sfs_fs *fs, struct sfs_node *node, int fd);
 
-/* The fd kept for N after its last name went (borrowed), or -1: asked once
- * N's name led nowhere, it waits for a removal under way to have kept it. */
-int fs_orphan_fd(struct sfs_fs *fs, struct sfs_node *n);
+/* After ERR from locating or opening N by its name: the fd kept for N once
+ * its last name went (borrowed), waiting for a removal under way to have
+ * kept it, when ERR says the name led nowhere (ENOENT, ESTALE); else -1. */
+int fs_orphan_fd(struct sfs_fs *fs, struct sfs_node *n, int err);
 
 /* Before N's mode goes from OLD to NEW: an unprivileged daemon that opens
  * files without handles (no_open) keeps an fd of N while it may still

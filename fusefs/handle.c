@@ -139,8 +139,7 @@ static int handle_fd(struct sfs_fs *fs, struct sfs_node *n, const struct fuse_fi
 			int kept = sfs_node_kept_dup(fs->table, n, h->flags & O_ACCMODE);
 			fd = kept >= 0 ? kept : fd;
 		}
-		if (fd == -ENOENT || fd == -ESTALE)
-			orphan_fd = fs_orphan_fd(fs, n);
+		orphan_fd = fs_orphan_fd(fs, n, fd);
 	}
 	if (orphan_fd >= 0) {
 		fd = fcntl(orphan_fd, F_DUPFD_CLOEXEC, 3);
@@ -206,7 +205,7 @@ int fs_io_fd_get(struct sfs_fs *fs, struct sfs_node *n, const struct fuse_file_i
 	}
 	if (io->fd < 0)
 		io->fd = fs_open_node(fs, n, flags | O_NONBLOCK);
-	int orphan_fd = io->fd == -ENOENT || io->fd == -ESTALE ? fs_orphan_fd(fs, n) : -1;
+	int orphan_fd = fs_orphan_fd(fs, n, io->fd);
 	if (orphan_fd >= 0) {
 		io->fd = orphan_fd;
 		return 0;
@@ -273,10 +272,12 @@ void fs_keep_after_removal(struct sfs_fs *fs, struct sfs_node *node, int fd)
 	sfs_node_unpin(fs->table, node);
 }
 
-int fs_orphan_fd(struct sfs_fs *fs, struct sfs_node *n)
+int fs_orphan_fd(struct sfs_fs *fs, struct sfs_node *n, int err)
 {
 	struct sfs_node_info info;
 
+	if (err != -ENOENT && err != -ESTALE)
+		return -1;
 	sfs_node_removal_wait(fs->table, n);
 	sfs_node_info(fs->table, n, &info);
 	return info.orphan_fd;

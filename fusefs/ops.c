@@ -449,7 +449,7 @@ static int stat_node(struct sfs_fs *fs, struct sfs_node *n, struct fuse_file_inf
 		return sfs_stat_fd(info.orphan_fd, st);
 	cleanup_location struct sfs_location loc = {0};
 	int r = fs_locate_verified(fs, n, &loc, st);
-	int orphan_fd = r == -ENOENT || r == -ESTALE ? fs_orphan_fd(fs, n) : -1;
+	int orphan_fd = fs_orphan_fd(fs, n, r);
 	return orphan_fd >= 0 ? sfs_stat_fd(orphan_fd, st) : r;
 }
 
@@ -499,8 +499,10 @@ static int apply_setattr(fuse_req_t req, struct sfs_fs *fs, struct sfs_node *n,
 	 * is still reachable through its handle or kept fd. */
 	sfs_node_info(fs->table, n, &info);
 	int fd = info.type == S_IFREG ? fs_handle_fd_if_open(fi) : 0;
-	if (fd <= 0)
-		fd = r == -ENOENT || r == -ESTALE ? fs_orphan_fd(fs, n) : info.orphan_fd;
+	if (fd <= 0) {
+		int kept = fs_orphan_fd(fs, n, r);
+		fd = kept >= 0 ? kept : info.orphan_fd;
+	}
 	bool by_fd = fd > 0;
 	if (r < 0 && !by_fd)
 		return r;

@@ -48,7 +48,7 @@ static int xattr_target(struct sfs_fs *fs, struct sfs_node *n, struct sfs_locati
 {
 	int r = sfs_locate(fs->table, n, loc);
 
-	*orphan_fd = r == -ENOENT ? fs_orphan_fd(fs, n) : -1;
+	*orphan_fd = r == -ENOENT ? fs_orphan_fd(fs, n, r) : -1;
 	return *orphan_fd >= 0 ? 0 : r;
 }
 
