@@ -18,6 +18,10 @@
 
 #ifndef SANDYFS_PORTABLE_FALLBACK
 #include <linux/openat2.h>
+#endif
+#ifdef __linux__
+#include <linux/capability.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #endif
 
@@ -387,4 +391,54 @@ int sfs_rename_at(int olddirfd, const char *oldname, int newdirfd, const char *n
 	if (flags == 0)
 		return neg_errno(renameat(olddirfd, oldname, newdirfd, newname));
 	return neg_errno(renameat2(olddirfd, oldname, newdirfd, newname, flags));
+}
+
+bool sfs_mount_privilege_droppable(void)
+{
+#ifdef __linux__
+	return true;
+#else
+	return false;
+#endif
+}
+
+int sfs_drop_mount_privilege(void)
+{
+#ifdef __linux__
+	/* The raw calls: glibc has no wrapper, and libcap would be a
+	 * library for two system calls. */
+	struct __user_cap_header_struct head = {.version = _LINUX_CAPABILITY_VERSION_3};
+	struct __user_cap_data_struct caps[_LINUX_CAPABILITY_U32S_3];
+	const unsigned i = CAP_TO_INDEX(CAP_SYS_ADMIN);
+	const __u32 admin = CAP_TO_MASK(CAP_SYS_ADMIN);
+
+	if (syscall(SYS_capget, &head, caps) < 0)
+		return -errno;
+	bool held = caps[i].permitted & admin;
+	int bounded = prctl(PR_CAPBSET_READ, CAP_SYS_ADMIN, 0, 0, 0);
+	if (bounded < 0)
+		return -errno;
+	if (bounded && caps[CAP_TO_INDEX(CAP_SETPCAP)].effective & CAP_TO_MASK(CAP_SETPCAP)) {
+		if (prctl(PR_CAPBSET_DROP, CAP_SYS_ADMIN, 0, 0, 0) < 0)
+			return -errno;
+		bounded = 0;
+	}
+	/* A bounding set that keeps it (a container's without CAP_SETPCAP)
+	 * hands it to whatever root execs: the daemon execs nothing once
+	 * mounted, but one taken over could. no_new_privs caps an exec's
+	 * permitted set at the one before. Not for a daemon of a user
+	 * that never held it: its unmount runs the set-user-ID
+	 * fusermount3, which the bit would leave powerless. */
+	if (bounded && (held || geteuid() == 0 || getuid() == 0) &&
+	    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		return -errno;
+	caps[i].effective &= ~admin;
+	caps[i].permitted &= ~admin;
+	caps[i].inheritable &= ~admin;
+	if (syscall(SYS_capset, &head, caps) < 0)
+		return -errno;
+	return held;
+#else
+	return -EOPNOTSUPP;
+#endif
 }

@@ -10,6 +10,7 @@
 #ifndef SANDYFS_COMPAT_H
 #define SANDYFS_COMPAT_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/stat.h>
 #include <sys/types.h>
@@ -63,5 +64,20 @@ int sfs_removexattr_at(int dirfd, const char *name, const char *attr);
 /* renameat2 with the Linux flags (RENAME_NOREPLACE, RENAME_EXCHANGE). */
 int sfs_rename_at(int olddirfd, const char *oldname, int newdirfd, const char *newname,
 		  unsigned int flags);
+
+/* Whether sfs_drop_mount_privilege can work here: capabilities are
+ * Linux's, in both flavours (capget and capset are not among the calls
+ * the portable one does without). */
+bool sfs_mount_privilege_droppable(void);
+
+/* Gives up CAP_SYS_ADMIN, which mounting needed and serving does not:
+ * from the effective, permitted and inheritable sets, and from the
+ * bounding set where CAP_SETPCAP allows it; where it does not, and an
+ * exec would take it back from there (as root), the no_new_privs bit
+ * keeps every exec from gaining anything. All of it is per thread: call
+ * it before any thread starts, so that each inherits the result. 1 when
+ * the capability was held and is gone, 0 when it was not held, -errno
+ * (-EOPNOTSUPP where sfs_mount_privilege_droppable is false). */
+int sfs_drop_mount_privilege(void);
 
 #endif

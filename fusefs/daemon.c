@@ -15,6 +15,7 @@
 #include <stdarg.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -358,6 +359,30 @@ int sfs_store_main(const char *source, const char *store, bool clear)
 	return 0;
 }
 
+/* Once CAP_SYS_ADMIN is given up, root's unmount (umount2, or
+ * /bin/umount where /etc/mtab is a file) cannot work: the daemon ends its
+ * connection instead, as a daemon that dies does, and leaves the dead
+ * mount to whoever mounted it. libfuse's unmount skips a device that
+ * polls POLLERR (a connection already gone), so the session's descriptor
+ * is replaced by a /dev/fuse one attached to nothing: closing the old one
+ * ends the connection, and libfuse only closes the new one. */
+static void leave_mount(struct fuse_session *se, const char *mountpoint)
+{
+	struct pollfd gone = {.fd = fuse_session_fd(se)};
+
+	/* Unmounted from outside already: nothing is left behind. */
+	if (poll(&gone, 1, 0) == 1 && (gone.revents & POLLERR))
+		return;
+	int spare = open("/dev/fuse", O_RDWR | O_CLOEXEC);
+	if (spare >= 0) {
+		dup2(spare, fuse_session_fd(se));
+		close(spare);
+	}
+	error("cannot unmount '%s' without the privilege to mount (--drop-mount-privilege): "
+	      "its connection is closed; 'sandyfs umount %s' as root removes it",
+	      mountpoint, mountpoint);
+}
+
 static unsigned worker_count(void)
 {
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
@@ -372,6 +397,7 @@ int sfs_mount_main(const struct sfs_mount_opts *o)
 	struct fuse_args args = FUSE_ARGS_INIT(0, NULL);
 	struct sfs_fs *fs = NULL;
 	struct fuse_session *se = NULL;
+	bool can_unmount = true;
 	int status = 1;
 
 	int rootfd = open_source(o->source, source);
@@ -452,6 +478,17 @@ int sfs_mount_main(const struct sfs_mount_opts *o)
 		error("cannot mount '%s' on '%s'", o->source, o->mountpoint);
 		goto out_signals;
 	}
+	/* Before anything is served (the pid file says the mount serves),
+	 * and before any thread starts: each takes its creator's
+	 * capabilities. */
+	if (o->drop_mount_privilege) {
+		r = sfs_drop_mount_privilege();
+		if (r < 0) {
+			error("cannot give up the privilege to mount: %s", strerror(-r));
+			goto out_unmount;
+		}
+		can_unmount = r == 0;
+	}
 	if (!o->foreground) {
 		if (detach(o) < 0)
 			goto out_unmount;
@@ -494,6 +531,8 @@ int sfs_mount_main(const struct sfs_mount_opts *o)
 out_unmount:
 	sfs_fs_stop(fs);
 	sfs_stats_dump_stop(stats_dump);
+	if (!can_unmount)
+		leave_mount(se, mountpoint);
 	fuse_session_unmount(se);
 	if (o->pid_file)
 		unlink(o->pid_file);

@@ -15,12 +15,13 @@ struct sfs_mount_opts {
 	bool allow_other;
 	char *fuse_opts; /* comma-separated -o options, or NULL */
 	const char *pid_file;
-	const char *audit_file; /* --audit, or NULL */
-	bool lazy_open;		/* --lazy-open */
-	const char *stats_file; /* --stats, or NULL */
-	const char *store;	/* --store, or NULL for the default (store.h) */
-	bool private_git;	/* --private-git (gitpriv.h) */
+	const char *audit_file;	   /* --audit, or NULL */
+	bool lazy_open;		   /* --lazy-open */
+	const char *stats_file;	   /* --stats, or NULL */
+	const char *store;	   /* --store, or NULL for the default (store.h) */
+	bool private_git;	   /* --private-git (gitpriv.h) */
 	const char *git_host_path; /* --git-host-path, or NULL */
+	bool drop_mount_privilege; /* --drop-mount-privilege */
 	struct sfs_rule_opts rules;
 	double cache_timeout;
 };

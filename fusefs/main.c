@@ -48,7 +48,8 @@ static int cmd_mount(int argc, char **argv)
 		OPT_STATS,
 		OPT_STORE,
 		OPT_PRIVATE_GIT,
-		OPT_GIT_HOST_PATH
+		OPT_GIT_HOST_PATH,
+		OPT_DROP_MOUNT_PRIVILEGE
 	};
 	static const struct option longopts[] = {
 		{"foreground", no_argument, NULL, 'f'},
@@ -60,6 +61,7 @@ static int cmd_mount(int argc, char **argv)
 		{"store", required_argument, NULL, OPT_STORE},
 		{"private-git", no_argument, NULL, OPT_PRIVATE_GIT},
 		{"git-host-path", required_argument, NULL, OPT_GIT_HOST_PATH},
+		{"drop-mount-privilege", no_argument, NULL, OPT_DROP_MOUNT_PRIVILEGE},
 		{"help", no_argument, NULL, 'h'},
 		SFS_RULE_LONG_OPTS,
 		{NULL, 0, NULL, 0},
@@ -107,6 +109,16 @@ static int cmd_mount(int argc, char **argv)
 			break;
 		case OPT_GIT_HOST_PATH:
 			o.git_host_path = optarg;
+			break;
+		case OPT_DROP_MOUNT_PRIVILEGE:
+			if (!sfs_mount_privilege_droppable()) {
+				status = cli_usage_error(&sandyfs_cli,
+							 "--drop-mount-privilege works on Linux "
+							 "only: there are no capabilities to "
+							 "drop here");
+				goto out;
+			}
+			o.drop_mount_privilege = true;
 			break;
 		case 'h':
 			fputs(usage_text, stdout);
