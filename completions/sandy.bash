@@ -235,8 +235,8 @@ _sandy()
 		fi
 		;;
 	build-image)
-		[[ $cur == -* ]] && _sandy_options --image --gateway-image --gateway-only --fs-only --from \
-			--runtime= --help
+		[[ $cur == -* ]] && _sandy_options --image --gateway-image --gateway-only --fs-only \
+			--fs-from-source --from --runtime= --help
 		;;
 	doctor | '')
 		if [[ $cur == -* ]]; then

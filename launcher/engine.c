@@ -60,6 +60,23 @@ int engine_check(const char *engine, bool quiet)
 	return -EHOSTDOWN;
 }
 
+char *engine_arch(const char *engine)
+{
+	cleanup_free char *out = NULL;
+	/* docker says the kernel's name (x86_64), podman Go's (amd64). */
+	char *argv[] = {(char *)engine, "info", "--format",
+			!strcmp(engine, "podman") ? "{{.Host.Arch}}" : "{{.Architecture}}", NULL};
+
+	if (proc_run(argv, PROC_IN_NULL | PROC_OUT_CAPTURE | PROC_ERR_NULL, &out, NULL) != 0)
+		return NULL;
+	char *arch = first_line(out);
+	if (arch && !*arch) {
+		free(arch);
+		return NULL;
+	}
+	return arch;
+}
+
 const char *engine_auto(void)
 {
 	if (engine_check("docker", true) == 0)
@@ -395,7 +412,7 @@ static int build_dir(const char *engine, const char *dir, const char *image, con
 }
 
 int engine_build_image(const char *engine, const char *image, const char *gateway_image,
-		       const char *from, char *const *extra_args)
+		       const char *from, char *const *extra_args, bool fs_from_source)
 {
 	cleanup_free char *dir = engine_container_dir();
 	cleanup_free char *base = NULL, *gateway_dir = NULL;
@@ -427,27 +444,20 @@ int engine_build_image(const char *engine, const char *image, const char *gatewa
 	if (r < 0 || !image)
 		return r;
 	/* sandyfs's own container, for engines that do not see this host's
-	 * mounts: this host's sandyfs on the base that has its libraries. */
-	if (from) {
-		sandy_note("sandyfs's own image '%s' is built on the Debian base only: run 'sandy "
-			   "build-image' without --from to make it",
-			   SANDY_FS_IMAGE);
-		return 0;
-	}
-	cleanup_free char *sandyfs = host_find_sandyfs();
-	return sandyfs ? fsbox_build_image(engine, SANDY_FS_IMAGE, base, sandyfs) : -ENOENT;
+	 * mounts, on the same base. */
+	return fsbox_build_image(engine, SANDY_FS_IMAGE, from ? from : base, fs_from_source);
 }
 
-int engine_build_fs_image(const char *engine)
+int engine_build_fs_image(const char *engine, const char *from, bool from_source)
 {
-	cleanup_free char *dir = engine_container_dir();
-	cleanup_free char *base = NULL, *sandyfs = NULL;
+	cleanup_free char *dir = NULL, *base = NULL;
 	int r;
 
-	if (!dir)
-		return -ENOENT;
-	if ((r = build_base(engine, dir, &base)) < 0)
-		return r;
-	sandyfs = host_find_sandyfs();
-	return sandyfs ? fsbox_build_image(engine, SANDY_FS_IMAGE, base, sandyfs) : -ENOENT;
+	if (!from) {
+		if (!(dir = engine_container_dir()))
+			return -ENOENT;
+		if ((r = build_base(engine, dir, &base)) < 0)
+			return r;
+	}
+	return fsbox_build_image(engine, SANDY_FS_IMAGE, from ? from : base, from_source);
 }

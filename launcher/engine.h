@@ -82,11 +82,18 @@ char *engine_container_dir(void);
 /* `sandy build-image`: builds GATEWAY_IMAGE from the gateway/ directory
  * beside the Dockerfile, then IMAGE from the Dockerfile's (either may be
  * NULL), on FROM, or when FROM is NULL on a base made from Debian packages
- * (base-image.sh beside the Dockerfile). EXTRA_ARGS go to IMAGE's build. */
+ * (base-image.sh beside the Dockerfile). EXTRA_ARGS go to IMAGE's build.
+ * With IMAGE, SANDY_FS_IMAGE too, on the same base (fsbox_build_image:
+ * FS_FROM_SOURCE builds sandyfs in it). */
 int engine_build_image(const char *engine, const char *image, const char *gateway_image,
-		       const char *from, char *const *extra_args);
+		       const char *from, char *const *extra_args, bool fs_from_source);
 
-/* `sandy build-image --fs-only`: SANDY_FS_IMAGE alone, on the base. */
-int engine_build_fs_image(const char *engine);
+/* `sandy build-image --fs-only`: SANDY_FS_IMAGE alone, on FROM or the
+ * base. */
+int engine_build_fs_image(const char *engine, const char *from, bool from_source);
+
+/* The architecture of ENGINE's machine as it names it (docker: x86_64,
+ * aarch64; podman: amd64, arm64), malloc'ed; NULL when it does not say. */
+char *engine_arch(const char *engine);
 
 #endif

@@ -1,11 +1,14 @@
 /* fsbox.c - see fsbox.h. */
 
 #include "fsbox.h"
+#include "elfarch.h"
 #include "engine.h"
+#include "host.h"
 #include "proc.h"
 #include "sandy.h"
 #include "sandyfs.h"
 
+#include "config.h"
 #include "common/install.h"
 
 #include <errno.h>
@@ -372,27 +375,147 @@ static int copy_runtimes(const char *sandyfs, const char *dir)
 	return r;
 }
 
-static const char box_dockerfile[] =
-	"# The image of sandyfs's own container (made by sandy build-image).\n"
-	"ARG BASE\n"
-	"FROM ${BASE}\n"
-	"COPY lib/ /usr/local/lib/\n"
-	"COPY sandyfs /usr/local/bin/sandyfs\n"
-	"COPY rules /usr/local/share/sandy/rules\n"
-	"COPY ro-overlays /usr/local/share/sandy/ro-overlays\n"
-	"ENV SANDY_RULES_DIR=/usr/local/share/sandy/rules "
-	"SANDY_OVERLAYS_DIR=/usr/local/share/sandy/ro-overlays\n"
-	"RUN ldconfig && sandyfs --version >/dev/null\n"
-	"LABEL org.sandy.role=fs\n";
+/* sandyfs's source, for building it in the image: the source tree for a
+ * sandy of the build directory, else what meson installs as
+ * DATADIR/sandy/sandyfs-source (the top-level meson.build says why a tree). */
+static const struct install_item source_item = {
+	.what = "sandyfs's source",
+	.build = SANDY_SOURCE_ROOT,
+	.name = "sandyfs-source",
+	.probe = "fusefs/main.c",
+};
 
-int fsbox_build_image(const char *engine, const char *image, const char *base, const char *sandyfs)
+/* Copies of SANDY_SOURCE_PARTS, what `meson setup -Dtests=false` reads,
+ * from the source tree SRC to DIR/source: not the tree as it is, which
+ * holds the tests and, uninstalled, build directories. */
+static int copy_source(const char *src, const char *dir)
 {
-	char dir[] = "/tmp/sandy-fs-image.XXXXXX";
-	cleanup_free char *rules = NULL, *overlays = NULL, *err = NULL;
+	cleanup_free char *parts = strdup(SANDY_SOURCE_PARTS);
+	cleanup_free char *to = sandy_asprintf("%s/source", dir);
+	char *save = NULL;
 	int r = 0;
 
+	if (!parts || !to)
+		return -ENOMEM;
+	if (mkdir(to, 0755) < 0)
+		return -errno;
+	for (char *part = strtok_r(parts, " ", &save); r == 0 && part;
+	     part = strtok_r(NULL, " ", &save)) {
+		cleanup_free char *from = sandy_asprintf("%s/%s", src, part);
+		if (!from)
+			return -ENOMEM;
+		/* The directories above a part below the top. */
+		for (char *slash = strchr(part, '/'); r == 0 && slash;
+		     slash = strchr(slash + 1, '/')) {
+			*slash = '\0';
+			cleanup_free char *up = sandy_asprintf("%s/%s", to, part);
+			r = !up ? -ENOMEM : mkdir(up, 0755) < 0 && errno != EEXIST ? -errno : 0;
+			*slash = '/';
+		}
+		r = strv_ok(r, copy_into(from, to, part));
+	}
+	return r;
+}
+
+/* The libraries sandyfs links (Debian 12's), installed when the base lacks
+ * them: a registry's debian:bookworm does, the base base-image.sh makes
+ * has them. */
+#define BOX_LIBRARIES                                                                              \
+	"RUN set -e; pkgs='libfuse3-3 libgit2-1.5 libpcre2-8-0 libcjson1 libutf8proc2'; \\\n"      \
+	"    if ! dpkg -s $pkgs >/dev/null 2>&1; then \\\n"                                        \
+	"        apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y \\\n"         \
+	"            --no-install-recommends $pkgs && rm -rf /var/lib/apt/lists/*; \\\n"           \
+	"    fi\n"
+
+#define BOX_FILES                                                                                  \
+	"COPY rules /usr/local/share/sandy/rules\n"                                                \
+	"COPY ro-overlays /usr/local/share/sandy/ro-overlays\n"                                    \
+	"ENV SANDY_RULES_DIR=/usr/local/share/sandy/rules "                                        \
+	"SANDY_OVERLAYS_DIR=/usr/local/share/sandy/ro-overlays\n"                                  \
+	"RUN ldconfig && sandyfs --version >/dev/null\n"                                           \
+	"LABEL org.sandy.role=fs\n"
+
+static const char box_dockerfile[] =
+	"# The image of sandyfs's own container (made by sandy build-image),\n"
+	"# with this host's sandyfs.\n"
+	"ARG BASE\n"
+	"FROM ${BASE}\n" BOX_LIBRARIES "COPY lib/ /usr/local/lib/\n"
+	"COPY sandyfs /usr/local/bin/sandyfs\n" BOX_FILES;
+
+/* Only the sandyfs target is built: the launcher and the man pages are not
+ * the image's. The build tools stay in the first stage. */
+static const char box_source_dockerfile[] =
+	"# The image of sandyfs's own container (made by sandy build-image),\n"
+	"# with sandyfs built here from its source.\n"
+	"ARG BASE\n"
+	"FROM ${BASE} AS build\n"
+	"RUN apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y \\\n"
+	"    --no-install-recommends meson ninja-build gcc libc6-dev pkg-config python3 \\\n"
+	"    libfuse3-dev libgit2-dev libpcre2-dev libcjson-dev libutf8proc-dev\n"
+	"COPY source /src\n"
+	"RUN meson setup -Dtests=false --prefix=/usr/local /build /src \\\n"
+	"    && ninja -C /build fusefs/sandyfs\n"
+	"FROM ${BASE}\n" BOX_LIBRARIES
+	"COPY --from=build /build/fusefs/sandyfs /usr/local/bin/sandyfs\n" BOX_FILES;
+
+/* This host's sandyfs as a session finds it (host_find_sandyfs), or NULL;
+ * quiet, since without one sandyfs is built in the image. */
+static char *find_sandyfs(void)
+{
+	static const struct install_item sandyfs = {
+		.what = "sandyfs",
+		.build = SANDY_BUILD_SANDYFS,
+		.name = "sandyfs",
+		.program = true,
+	};
+	const char *env = getenv("SANDYFS");
+	char *found = NULL;
+
+	if (env && *env)
+		return strdup(env);
+	if (install_find(&sandyfs, &found, NULL) == 0 || host_find_program("sandyfs", &found))
+		return found;
+	return NULL;
+}
+
+/* Whether to build sandyfs in the image: when this host has none that
+ * ENGINE's machine runs (a Mac's, an engine in a VM of another
+ * architecture). Its path, when it has, in *SANDYFS. */
+static int needs_source_build(const char *engine, char **sandyfs)
+{
+	cleanup_free char *arch = engine_arch(engine);
+	int r;
+
+	*sandyfs = find_sandyfs();
+	if (!*sandyfs) {
+		sandy_note("no sandyfs on this host: building it from its source in image '%s'",
+			   SANDY_FS_IMAGE);
+		return 1;
+	}
+	if ((r = elfarch_file_runs(*sandyfs, arch)) > 0)
+		return 0;
+	if (r < 0)
+		sandy_note("cannot read '%s': %s; building sandyfs from its source in image '%s'",
+			   *sandyfs, strerror(-r), SANDY_FS_IMAGE);
+	else
+		sandy_note("'%s' is not a Linux program for the engine's machine (%s): building "
+			   "sandyfs from its source in image '%s'",
+			   *sandyfs, arch ? arch : "its architecture unknown", SANDY_FS_IMAGE);
+	return 1;
+}
+
+int fsbox_build_image(const char *engine, const char *image, const char *base, bool from_source)
+{
+	char dir[] = "/tmp/sandy-fs-image.XXXXXX";
+	cleanup_free char *rules = NULL, *overlays = NULL, *source = NULL, *err = NULL;
+	cleanup_free char *sandyfs = NULL;
+	int r = 0;
+
+	if (!from_source && (r = needs_source_build(engine, &sandyfs)) > 0)
+		from_source = true;
 	if ((r = install_find(&install_rules, &rules, &err)) < 0 ||
-	    (r = install_find(&install_overlays, &overlays, &err)) < 0) {
+	    (r = install_find(&install_overlays, &overlays, &err)) < 0 ||
+	    (from_source && (r = install_find(&source_item, &source, &err)) < 0)) {
 		sandy_error("%s", err ? err : strerror(-r));
 		return r;
 	}
@@ -403,26 +526,41 @@ int fsbox_build_image(const char *engine, const char *image, const char *base, c
 	}
 	cleanup_free char *df = sandy_asprintf("%s/Dockerfile", dir);
 	r = df ? 0 : -ENOMEM;
-	r = strv_ok(r, copy_into(sandyfs, dir, "sandyfs"));
-	r = strv_ok(r, copy_runtimes(sandyfs, dir));
+	if (from_source) {
+		r = strv_ok(r, copy_source(source, dir));
+	} else {
+		r = strv_ok(r, copy_into(sandyfs, dir, "sandyfs"));
+		r = strv_ok(r, copy_runtimes(sandyfs, dir));
+	}
 	r = strv_ok(r, copy_into(rules, dir, "rules"));
 	r = strv_ok(r, copy_into(overlays, dir, "ro-overlays"));
-	if (r == 0)
+	if (r == 0 && from_source)
+		r = sandy_write_file(df, box_source_dockerfile, sizeof(box_source_dockerfile) - 1,
+				     0644);
+	else if (r == 0)
 		r = sandy_write_file(df, box_dockerfile, sizeof(box_dockerfile) - 1, 0644);
 	if (r == 0) {
 		cleanup_free char *tag = sandy_asprintf("--tag=%s", image);
 		cleanup_free char *arg = sandy_asprintf("--build-arg=BASE=%s", base);
 		char *argv[] = {(char *)engine, "build", tag, arg, "--", dir, NULL};
 		int status = tag && arg ? proc_run(argv, 0, NULL, NULL) : -ENOMEM;
-		if (status != 0) {
-			sandy_error("cannot build image '%s' (sandyfs's own): %s build failed "
-				    "(status %d)",
-				    image, engine, status);
+		if (status != 0 && from_source) {
+			sandy_error(
+				"cannot build image '%s' (sandyfs's own, sandyfs built from '%s') "
+				"on '%s': %s build failed (status %d); its base must be Debian 12",
+				image, source, base, engine, status);
+			r = -EIO;
+		} else if (status != 0) {
+			sandy_error(
+				"cannot build image '%s' (sandyfs's own, with '%s') on '%s': %s "
+				"build failed (status %d); its base must be Debian 12, and a "
+				"sandyfs built for another system needs --fs-from-source",
+				image, sandyfs, base, engine, status);
 			r = -EIO;
 		}
 	} else {
-		sandy_error("cannot gather sandyfs and its files for image '%s': %s", image,
-			    strerror(-r));
+		sandy_error("cannot gather sandyfs%s and its files for image '%s': %s",
+			    from_source ? "'s source" : "", image, strerror(-r));
 	}
 	char *rm[] = {"rm", "-rf", "--", dir, NULL};
 	proc_run(rm, PROC_IN_NULL, NULL, NULL);

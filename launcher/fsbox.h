@@ -77,8 +77,10 @@ void fsbox_remember(const char *rundir, const char *engine, bool sees_mounts);
  * engine could not run the probe at all. */
 int fsbox_engine_sees_mounts(const char *engine, const char *image, const char *mountpoint);
 
-/* `sandy build-image`: IMAGE from BASE, with this host's sandyfs and the
- * files it ships with. */
-int fsbox_build_image(const char *engine, const char *image, const char *base, const char *sandyfs);
+/* `sandy build-image`: IMAGE from BASE (a Debian 12 image), with sandyfs
+ * and the files it ships with. sandyfs is this host's, copied, when
+ * ENGINE's machine runs it; otherwise, or when FROM_SOURCE, it is built
+ * from its source in a first stage of the image's build. */
+int fsbox_build_image(const char *engine, const char *image, const char *base, bool from_source);
 
 #endif

@@ -76,6 +76,7 @@ enum {
 	OPT_FS_ONLY,
 	OPT_PUSH_GATE,
 	OPT_FORCE,
+	OPT_FS_FROM_SOURCE,
 };
 
 /* Handles the rule options shared by a session and `explain`: 1 when C
@@ -472,6 +473,7 @@ static int cmd_build_image(int argc, char **argv)
 		{"gateway-image", required_argument, NULL, OPT_GATEWAY_IMAGE},
 		{"gateway-only", no_argument, NULL, OPT_GATEWAY_ONLY},
 		{"fs-only", no_argument, NULL, OPT_FS_ONLY},
+		{"fs-from-source", no_argument, NULL, OPT_FS_FROM_SOURCE},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -479,7 +481,7 @@ static int cmd_build_image(int argc, char **argv)
 	const char *gateway = getenv("SANDY_GATEWAY_IMAGE");
 	const char *engine = "docker", *from = NULL;
 	int split = find_command(argc, argv), c;
-	bool gateway_only = false, fs_only = false;
+	bool gateway_only = false, fs_only = false, fs_from_source = false;
 
 	if (!image || !*image)
 		image = SANDY_DEFAULT_IMAGE;
@@ -503,6 +505,9 @@ static int cmd_build_image(int argc, char **argv)
 		case OPT_FS_ONLY:
 			fs_only = true;
 			break;
+		case OPT_FS_FROM_SOURCE:
+			fs_from_source = true;
+			break;
 		case OPT_RUNTIME:
 			if (strcmp(optarg, "docker") != 0 && strcmp(optarg, "podman") != 0)
 				return usage_error(
@@ -525,10 +530,14 @@ static int cmd_build_image(int argc, char **argv)
 				   fs_only ? "fs-only" : "gateway-only");
 	if (gateway_only && fs_only)
 		return usage_error("--gateway-only and --fs-only: choose one");
+	if (gateway_only && fs_from_source)
+		return usage_error("--fs-from-source is for sandyfs's image, which --gateway-only "
+				   "does not build");
 	if (fs_only)
-		return engine_build_fs_image(engine) < 0 ? SANDY_EXIT_FAILURE : 0;
+		return engine_build_fs_image(engine, from, fs_from_source) < 0 ? SANDY_EXIT_FAILURE
+									       : 0;
 	return engine_build_image(engine, gateway_only ? NULL : image, gateway, from,
-				  split < argc ? argv + split + 1 : NULL) < 0
+				  split < argc ? argv + split + 1 : NULL, fs_from_source) < 0
 		       ? SANDY_EXIT_FAILURE
 		       : 0;
 }

@@ -12,11 +12,13 @@
 #     checks both), and the decisions are the same;
 #   - sandy beside it runs D's sandyfs (`sandy explain`) and builds the
 #     images from D's container files (`sandy build-image`, against a
-#     stand-in docker that records what it is asked);
+#     stand-in docker that records what it is asked), sandyfs's own with
+#     D's sandyfs, or built from D's copy of its source, which holds what
+#     the build's sandy copies of the source tree and configures;
 #   - D moved elsewhere still works (the install is relocatable);
 #   - with D's rules or overlays gone, sandyfs fails and names the places
 #     it looked, and never falls back to the source tree; sandy without
-#     its sandyfs likewise.
+#     its sandyfs or its source likewise.
 source "$SANDY_SRC/tests/lib.sh"
 
 build=$SANDY_BUILD
@@ -123,25 +125,64 @@ check_fails "... and nothing of the source tree" grep -q "$SANDY_SRC" "$base/san
 check "the build's sandy runs the build's sandyfs (the source tree's rules)" \
 	grep -q "$SANDY_SRC/rules/base.json" "$base/sandy-built.out"
 
-# A docker that answers `version` and records every `build` it is asked for.
+# A docker that answers `version`, says this machine's architecture as
+# docker does (`info`), and records every `build` it is asked for and the
+# files of its context (context.N, N the build's line in docker.log; with
+# the checksum of the sandyfs it holds).
 fake=$base/fakebin
 mkdir -p "$fake"
 cat >"$fake/docker" <<EOF
 #!/bin/sh
-[ "\$1" = build ] && echo "\$*" >>"$base/docker.log"
+[ "\$1" = info ] && uname -m
+if [ "\$1" = build ]; then
+	echo "\$*" >>"$base/docker.log"
+	for ctx; do :; done
+	(cd "\$ctx" && find . -type f | sort && if [ -f sandyfs ]; then cksum <sandyfs; fi) \
+		>"$base/context.\$(wc -l <"$base/docker.log")"
+fi
 exit 0
 EOF
 chmod +x "$fake/docker"
-: >"$base/docker.log"
-PATH=$fake:$PATH "$bin/sandy" build-image --from base:1 >"$base/build-image.out" 2>&1
-check "the installed sandy builds its images from D's container files" \
-	test "$(sed 's/.* -- //' "$base/docker.log")" = "$share/container/gateway
-$share/container"
-: >"$base/docker.log"
-PATH=$fake:$PATH "$build/launcher/sandy" build-image --from base:1 >"$base/build-image.out" 2>&1
-check "the build's sandy builds them from the source tree's" \
-	test "$(sed 's/.* -- //' "$base/docker.log")" = "$SANDY_SRC/launcher/container/gateway
-$SANDY_SRC/launcher/container"
+# builds SANDY ARGS...: the contexts SANDY's build-image ARGS builds, one a
+# line, sandyfs's own (a scratch directory) as "sandy-fs".
+builds() {
+	rm -f "$base"/context.*
+	: >"$base/docker.log"
+	env -u SANDYFS PATH="$fake:$PATH" "$@" >"$base/build-image.out" 2>&1
+	sed -e 's/.* -- //' -e 's|^/tmp/sandy-fs-image\.[^/]*$|sandy-fs|' "$base/docker.log"
+}
+check_eq "the installed sandy builds its images from D's container files, and sandyfs's own" \
+	"$share/container/gateway
+$share/container
+sandy-fs" "$(builds "$bin/sandy" build-image --from base:1)"
+check "... with D's sandyfs (a program this machine runs), not built from source" \
+	eval 'grep -qxF "$(cksum <"$bin/sandyfs")" "$base/context.3" &&
+		! grep -q "^./source/" "$base/context.3"'
+check_eq "the build's sandy builds them from the source tree's" "$SANDY_SRC/launcher/container/gateway
+$SANDY_SRC/launcher/container
+sandy-fs" "$(builds "$build/launcher/sandy" build-image --from base:1)"
+
+# sandyfs built in its image: the installed sandy takes D's copy of its
+# source, the build's sandy the source tree's parts; the same files.
+check_eq "the installed sandy builds sandyfs's image from source on request" sandy-fs \
+	"$(builds "$bin/sandy" build-image --fs-only --fs-from-source --from base:1)"
+grep '^\./source/' "$base/context.1" >"$base/installed-source"
+check "... with sandyfs's source in its context" grep -qx ./source/fusefs/main.c "$base/installed-source"
+check_fails "... and not this host's sandyfs" grep -qx ./sandyfs "$base/context.1"
+builds "$build/launcher/sandy" build-image --fs-only --fs-from-source --from base:1 >/dev/null
+grep '^\./source/' "$base/context.1" >"$base/built-source"
+check "the build's sandy copies the same files of the source tree ($(wc -l <"$base/built-source"))" \
+	cmp -s "$base/installed-source" "$base/built-source"
+diff "$base/installed-source" "$base/built-source" | grep '^[<>]' | head | sed 's/^/# installed vs build: /'
+check_fails "... and nothing of tests/" grep -q '^\./source/tests/' "$base/built-source"
+# What the image's build runs on it: D's copy configures as installed.
+if meson setup -Dtests=false "$base/source-build" "$share/sandyfs-source" \
+	>"$base/source-setup.out" 2>&1; then
+	ok "D's sandyfs-source configures (meson setup -Dtests=false)"
+else
+	not_ok "D's sandyfs-source configures (meson setup -Dtests=false)"
+	tail -n 20 "$base/source-setup.out" | sed 's/^/# /'
+fi
 
 # ---- relocated ---------------------------------------------------------------
 moved=$base/elsewhere/deeper
@@ -177,6 +218,22 @@ missing() {
 }
 missing "no rules" rules "the shipped rules"
 missing "no overlays" ro-overlays "the shipped read-only overlays"
+
+# sandyfs's source likewise, for building sandyfs in its image.
+if [ -d "$configured/sandyfs-source" ]; then
+	diag "$configured/sandyfs-source exists on this machine: the install falls back to it"
+else
+	mv "$mshare/sandyfs-source" "$base/away"
+	err=$(env -u SANDYFS PATH="$fake:$PATH" "$mbin/sandy" build-image --fs-only --fs-from-source \
+		--from base:1 2>&1 >/dev/null)
+	rc=$?
+	mv "$base/away" "$mshare/sandyfs-source"
+	check "no sandyfs-source: the installed sandy cannot build sandyfs in its image" test "$rc" -ne 0
+	check "... and names beside itself and the configured prefix" \
+		grep -qF "cannot find sandyfs's source: looked in '$mshare/sandyfs-source' (beside the program) and '$configured/sandyfs-source' (the configured prefix)" <<<"$err"
+	check_fails "... and never the source tree" grep -qF "$SANDY_SRC" <<<"$err"
+	diag "$err"
+fi
 
 if PATH=/usr/bin:/bin command -v sandyfs >/dev/null || [ -x "$bin_rel/sandyfs" ]; then
 	diag "a sandyfs is installed on this machine: sandy without its own would find that one"

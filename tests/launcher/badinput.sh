@@ -175,15 +175,20 @@ check_eq "explain with the real sandyfs: exit status 0" 0 "$?"
 check "explain with the real sandyfs: .envrc is protected" grep -q 'protected' <<<"$out"
 
 # --- sandy build-image --from (a local base image; building the real image
-# from Debian packages is image.sh's)
+# from Debian packages is image.sh's). sandyfs's own image follows on the
+# same base, which must be Debian 12: busybox is not, and the build says so.
 ctx=$base/ctx
 mkdir -p "$ctx"
 printf 'ARG BASE\nFROM ${BASE}\nRUN echo built >/built\n' >"$ctx/Dockerfile"
 SANDY_CONTAINER_DIR=$ctx "$SANDY" build-image --from "$TEST_IMAGE" --image sandy-test-built:1 \
 	>/dev/null 2>"$base/err"
-check_eq "build-image --from: exit status 0" 0 "$?"
+check_eq "build-image --from a base that is not Debian 12: exit status 125" 125 "$?"
 check_eq "build-image --from: the image is built from the Dockerfile on that base" built \
 	"$(docker run --rm sandy-test-built:1 cat /built 2>&1)"
+check "build-image --from: sandyfs's image on that base fails, and says so" \
+	grep -qF "cannot build image 'sandy-fs:latest' (sandyfs's own, with '$SANDYFS') on '$TEST_IMAGE': docker build failed" \
+	"$base/err"
+check "... and that its base must be Debian 12" grep -qF "; its base must be Debian 12" "$base/err"
 docker rmi sandy-test-built:1 >/dev/null 2>&1
 SANDY_CONTAINER_DIR=$ctx "$SANDY" build-image --image sandy-test-built:1 >/dev/null 2>"$base/err"
 check_eq "build-image without base-image.sh beside the Dockerfile: exit status 125" 125 "$?"
