@@ -385,9 +385,10 @@ static const struct install_item source_item = {
 	.probe = "fusefs/main.c",
 };
 
-/* Copies of SANDY_SOURCE_PARTS, what `meson setup -Dtests=false` reads,
- * from the source tree SRC to DIR/source: not the tree as it is, which
- * holds the tests and, uninstalled, build directories. */
+/* Copies of SANDY_SOURCE_PARTS (entries of the top directory), what
+ * `meson setup -Dtests=false` reads, from the source tree SRC to
+ * DIR/source: not the tree as it is, which holds the tests and,
+ * uninstalled, build directories. */
 static int copy_source(const char *src, const char *dir)
 {
 	cleanup_free char *parts = strdup(SANDY_SOURCE_PARTS);
@@ -402,17 +403,7 @@ static int copy_source(const char *src, const char *dir)
 	for (char *part = strtok_r(parts, " ", &save); r == 0 && part;
 	     part = strtok_r(NULL, " ", &save)) {
 		cleanup_free char *from = sandy_asprintf("%s/%s", src, part);
-		if (!from)
-			return -ENOMEM;
-		/* The directories above a part below the top. */
-		for (char *slash = strchr(part, '/'); r == 0 && slash;
-		     slash = strchr(slash + 1, '/')) {
-			*slash = '\0';
-			cleanup_free char *up = sandy_asprintf("%s/%s", to, part);
-			r = !up ? -ENOMEM : mkdir(up, 0755) < 0 && errno != EEXIST ? -errno : 0;
-			*slash = '/';
-		}
-		r = strv_ok(r, copy_into(from, to, part));
+		r = from ? copy_into(from, to, part) : -ENOMEM;
 	}
 	return r;
 }
