@@ -12,7 +12,8 @@
 # its bounding set too; and without it, as in sandy's own container, where
 # the bounding set keeps it and no_new_privs stops an exec from taking it
 # back (foreground, as the container runs it). Then once unmounted from
-# outside, when the daemon just ends.
+# outside, when the daemon just ends; and as an unprivileged user's daemon,
+# which has nothing to give up and unmounts itself as ever.
 source "$SANDY_SRC/tests/lib.sh"
 
 ADMIN=21 SETPCAP=8
@@ -230,6 +231,25 @@ if wait_until 10 test -s "$base/pid"; then
 else
 	not_ok "umount: mount -f --drop-mount-privilege serves"
 	diag "stderr: $(cat "$base/fg.err")"
+fi
+
+# --- a daemon of an unprivileged user: nothing to give up -------------------
+# It never held the capability, so it sets no no_new_privs either, which
+# would leave the set-user-ID fusermount3 it unmounts with powerless.
+ubase=$base/user usrc=$base/user/src umnt=$base/user/mnt
+mkdir -p "$usrc" "$umnt"
+echo served >"$usrc/hello"
+chown -R "$TEST_USER" "$ubase"
+if mount_as "$TEST_USER" --drop-mount-privilege --pid-file "$ubase/pid" "$usrc" "$umnt"; then
+	pid=$(cat "$ubase/pid")
+	at_exit "kill -9 $pid 2>/dev/null"
+	check_eq "user: the daemon serves" served "$(runuser -u "$TEST_USER" -- cat "$umnt/hello" 2>&1)"
+	check_eq "user: no_new_privs is not set" 0 "$(field_of_all NoNewPrivs "$pid" | xargs)"
+	kill -TERM "$pid"
+	check "user: SIGTERM ends the daemon" wait_until 5 eval '! pid_alive $pid'
+	check "user: and it unmounts itself" eval '! is_mounted "$umnt"'
+else
+	not_ok "user: mount --drop-mount-privilege as $TEST_USER"
 fi
 
 done_testing
