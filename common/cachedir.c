@@ -26,3 +26,19 @@ char *sandy_cache_dir(void)
 		return NULL;
 	return asprintf(&out, "%s/.cache/sandy", v) < 0 ? NULL : out;
 }
+
+char *sandy_config_dir(void)
+{
+	const char *v = getenv("SANDY_CONFIG_DIR");
+	char *out = NULL;
+
+	if (v && *v)
+		return strdup(v);
+	v = getenv("XDG_CONFIG_HOME");
+	if (v && v[0] == '/')
+		return asprintf(&out, "%s/sandy", v) < 0 ? NULL : out;
+	v = getenv("HOME");
+	if (!v || !*v)
+		return NULL;
+	return asprintf(&out, "%s/.config/sandy", v) < 0 ? NULL : out;
+}

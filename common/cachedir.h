@@ -10,4 +10,11 @@
  * memory. */
 char *sandy_cache_dir(void);
 
+/* The user's configuration directory, whose rules.d sandyfs reads:
+ * $SANDY_CONFIG_DIR, else $XDG_CONFIG_HOME/sandy (absolute), else
+ * ~/.config/sandy ($HOME). Malloc'ed, or NULL when there is no home. The
+ * same rule, for the same reason: sandy binds it into sandyfs's
+ * container. */
+char *sandy_config_dir(void);
+
 #endif

@@ -4,11 +4,17 @@
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#ifdef __APPLE__
+#include <mach-o/dyld.h>
+#endif
 
 #include "config.h"
 #include "err.h"
@@ -50,14 +56,32 @@ static void normalise(char *path)
 	*out = '\0';
 }
 
+/* This program's own path, resolved, in BUF: Linux says it in /proc, macOS
+ * through dyld (the only branch not compiled on Linux, kept to the one
+ * call). */
+static bool self_path(char buf[PATH_MAX])
+{
+#ifdef __APPLE__
+	char raw[PATH_MAX];
+	uint32_t size = sizeof(raw);
+
+	return _NSGetExecutablePath(raw, &size) == 0 && realpath(raw, buf) && buf[0] == '/';
+#else
+	ssize_t n = readlink("/proc/self/exe", buf, PATH_MAX - 1);
+
+	if (n <= 0 || buf[0] != '/')
+		return false;
+	buf[n] = '\0';
+	return true;
+#endif
+}
+
 static void init(void)
 {
 	char buf[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
 
-	if (n <= 0 || buf[0] != '/')
+	if (!self_path(buf))
 		return;
-	buf[n] = '\0';
 	char *slash = strrchr(buf, '/');
 	*slash = '\0';
 	self_dir = strdup(slash == buf ? "/" : buf);

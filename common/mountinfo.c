@@ -3,6 +3,7 @@
 #include "util.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -69,9 +70,21 @@ static bool parse_line(char *line, struct mountinfo_line *m)
 	return true;
 }
 
+/* /proc/self/mountinfo, close-on-exec (without glibc's "e" mode, which
+ * not every libc has); NULL and errno where there is no /proc. */
+static FILE *open_mountinfo(void)
+{
+	int fd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
+	FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
+
+	if (fd >= 0 && !f)
+		close_keep_errno(fd);
+	return f;
+}
+
 int mount_lookup(const char *path, struct mount_entry *e)
 {
-	cleanup_file FILE *f = fopen("/proc/self/mountinfo", "re");
+	cleanup_file FILE *f = open_mountinfo();
 	cleanup_free char *line = NULL;
 	size_t cap = 0;
 	int found = 0;
@@ -95,7 +108,7 @@ int mount_lookup(const char *path, struct mount_entry *e)
 
 int mounts_under(const char *dir, struct strv *out)
 {
-	cleanup_file FILE *f = fopen("/proc/self/mountinfo", "re");
+	cleanup_file FILE *f = open_mountinfo();
 	cleanup_free char *line = NULL;
 	cleanup_strv struct strv all = {0};
 	size_t cap = 0, len = strlen(dir);

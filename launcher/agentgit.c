@@ -75,12 +75,12 @@ void agentgit_gate_free(struct agentgit_gate *g)
 	*g = (struct agentgit_gate){0};
 }
 
-static int git_argv(struct strv *argv, const char *sandyfs, const struct strv *rule_args,
+static int git_argv(struct strv *argv, const struct sandyfs_prog *fs, const struct strv *rule_args,
 		    const char *sub, bool json, bool force)
 {
 	int r = 0;
 
-	r = strv_ok(r, strv_push(argv, sandyfs));
+	r = strv_ok(r, strv_extend(argv, &fs->argv));
 	r = strv_ok(r, strv_push(argv, "git"));
 	r = strv_ok(r, strv_push(argv, sub));
 	if (json)
@@ -88,36 +88,32 @@ static int git_argv(struct strv *argv, const char *sandyfs, const struct strv *r
 	if (force)
 		r = strv_ok(r, strv_push(argv, "--force"));
 	r = strv_ok(r, strv_extend(argv, rule_args));
-	return strv_ok(r, strv_push(argv, "--"));
+	r = strv_ok(r, strv_push(argv, "--"));
+	return strv_ok(r, strv_push(argv, fs->project));
 }
 
-int agentgit_command(const char *sandyfs, const struct strv *rule_args, const char *sub, bool force,
-		     const char *branch, const char *project)
+int agentgit_command(const struct sandyfs_prog *fs, const struct strv *rule_args, const char *sub,
+		     bool force, const char *branch)
 {
 	cleanup_strv struct strv argv = {0};
-	int r = git_argv(&argv, sandyfs, rule_args, sub, false, force);
+	int r = git_argv(&argv, fs, rule_args, sub, false, force);
 
-	r = strv_ok(r, strv_push(&argv, project));
 	if (branch)
 		r = strv_ok(r, strv_push(&argv, branch));
 	if (r < 0) {
 		sandy_error("out of memory");
 		return SANDY_EXIT_FAILURE;
 	}
-	fflush(NULL);
-	execv(sandyfs, argv.v);
-	sandy_error("cannot run '%s': %s", sandyfs, strerror(errno));
+	sandyfs_exec(&argv);
 	return SANDY_EXIT_FAILURE;
 }
 
-void agentgit_summary(FILE *f, const char *sandyfs, const struct strv *rule_args,
-		      const char *project)
+void agentgit_summary(FILE *f, const struct sandyfs_prog *fs, const struct strv *rule_args)
 {
 	cleanup_strv struct strv argv = {0};
 	cleanup_free char *out = NULL;
-	int r = git_argv(&argv, sandyfs, rule_args, "list", true, false);
+	int r = git_argv(&argv, fs, rule_args, "list", true, false);
 
-	r = strv_ok(r, strv_push(&argv, project));
 	if (r < 0)
 		return;
 	if (proc_run(argv.v, PROC_IN_NULL | PROC_OUT_CAPTURE | PROC_ERR_NULL, &out, NULL) != 0 ||

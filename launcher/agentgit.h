@@ -9,6 +9,7 @@
 #define SANDY_AGENTGIT_H
 
 #include "sandy.h"
+#include "sandyfs.h"
 
 #include <stdbool.h>
 #include <stdio.h>
@@ -24,7 +25,7 @@ char *agentgit_seen_at(const char *run);
 /* The push gate's pieces, on the host: the hook directory, and what the
  * hook runs (sandyfs with the shipped rules and overlays). */
 struct agentgit_gate {
-	char *hooks;	/* a directory holding pre-push */
+	char *hooks; /* a directory holding pre-push */
 	char *sandyfs;
 	char *rules;
 	char *overlays;
@@ -34,14 +35,13 @@ struct agentgit_gate {
 int agentgit_gate_find(const char *sandyfs, struct agentgit_gate *out);
 void agentgit_gate_free(struct agentgit_gate *g);
 
-/* `sandy git`: runs `sandyfs git SUB` with the rule options on PROJECT
- * (BRANCH for import). Exit status. */
-int agentgit_command(const char *sandyfs, const struct strv *rule_args, const char *sub,
-		     bool force, const char *branch, const char *project);
+/* `sandy git`: runs `sandyfs git SUB` (FS) with the rule options on the
+ * project (BRANCH for import). Exit status. */
+int agentgit_command(const struct sandyfs_prog *fs, const struct strv *rule_args, const char *sub,
+		     bool force, const char *branch);
 
 /* Prints the branches the agent's repository holds that the project's
  * lacks, with how to import them; nothing when there are none. */
-void agentgit_summary(FILE *f, const char *sandyfs, const struct strv *rule_args,
-		      const char *project);
+void agentgit_summary(FILE *f, const struct sandyfs_prog *fs, const struct strv *rule_args);
 
 #endif

@@ -33,9 +33,9 @@ struct doctor {
 	bool have_project;
 	struct host_user user;
 	bool have_user;
-	char *sandyfs;
-	const char *engine;  /* the one a session would use, answering */
-	struct strv sources; /* the rule sources' names, for the allowlist */
+	struct sandyfs_prog fs; /* argv.n 0: none found */
+	const char *engine;	/* the one a session would use, answering */
+	struct strv sources;	/* the rule sources' names, for the allowlist */
 };
 
 static void item(struct doctor *d, enum level l, const char *what, const char *fmt, ...)
@@ -227,34 +227,64 @@ static void check_fuse(struct doctor *d)
 	}
 }
 
+/* The portable shape (platform.h) runs sandyfs only in the engine's
+ * world: its image is what there is to check (check_fs_mode does). */
+static void check_sandyfs_in_engine(struct doctor *d)
+{
+	struct capture c;
+	const char *image = fsbox_image();
+
+	if (!d->engine || !engine_has_image(d->engine, image)) {
+		item(d, fuse_needed(d) ? FAIL : WARN, "sandyfs",
+		     "runs in a container of image '%s' (none runs on this host), which %s", image,
+		     d->engine ? "is missing" : "needs a container engine");
+		return;
+	}
+	capture_start(&c);
+	int e = sandyfs_prog_find(&d->fs, d->engine, d->have_project ? d->project : ".",
+				  &d->o->rule_args);
+	cleanup_free char *why = capture_end(&c);
+	if (e < 0)
+		item(d, fuse_needed(d) ? FAIL : WARN, "sandyfs", "%s", why ? why : strerror(-e));
+	else
+		item(d, OK, "sandyfs",
+		     "in a container of image '%s' in %s (none runs on this host)", image,
+		     d->engine);
+}
+
 static void check_sandyfs(struct doctor *d)
 {
 	struct capture c;
 
+	if (!SANDY_LINUX_HOST) {
+		check_sandyfs_in_engine(d);
+		return;
+	}
 	capture_start(&c);
-	d->sandyfs = host_find_sandyfs();
+	int e = sandyfs_prog_find(&d->fs, d->engine, d->have_project ? d->project : ".",
+				  &d->o->rule_args);
 	cleanup_free char *why = capture_end(&c);
-	if (!d->sandyfs) {
+	if (e < 0) {
 		item(d, fuse_needed(d) ? FAIL : WARN, "sandyfs", "%s", why ? why : "not found");
 		return;
 	}
-	char *argv[] = {d->sandyfs, "--version", NULL};
+	const char *sandyfs = d->fs.path;
+	char *argv[] = {(char *)sandyfs, "--version", NULL};
 	cleanup_free char *out = NULL, *version = NULL;
 	int status = proc_run(argv, PROC_IN_NULL | PROC_OUT_CAPTURE | PROC_ERR_NULL, &out, NULL);
 	version = first_line(out);
 	if (status != 0 || !version || !*version) {
 		item(d, fuse_needed(d) ? FAIL : WARN, "sandyfs", "%s does not run (status %d)",
-		     d->sandyfs, status);
-		free(d->sandyfs);
-		d->sandyfs = NULL;
+		     sandyfs, status);
+		sandyfs_prog_free(&d->fs);
 		return;
 	}
-	item(d, OK, "sandyfs", "%s", d->sandyfs);
+	item(d, OK, "sandyfs", "%s", sandyfs);
 	/* "sandyfs 0.1.0 (libfuse 3.14, linux (...))" */
 	const char *lib = strstr(version, "libfuse ");
 	int major = 0, minor = 0;
 	if (lib && sscanf(lib, "libfuse %d.%d", &major, &minor) == 2)
-		item(d, OK, "libfuse", "%d.%d (from '%s --version')", major, minor, d->sandyfs);
+		item(d, OK, "libfuse", "%d.%d (from '%s --version')", major, minor, sandyfs);
 	else
 		item(d, OK, "libfuse", "unknown (%s)", version);
 
@@ -274,11 +304,17 @@ static void check_sandyfs(struct doctor *d)
 /* The project's store and its size, as `sandyfs store` reports them. */
 static void check_store(struct doctor *d)
 {
-	if (!d->sandyfs || !d->have_project)
+	if (!d->fs.argv.n || !d->have_project)
 		return;
-	char *argv[] = {d->sandyfs, "store", "--", d->project, NULL};
+	cleanup_strv struct strv argv = {0};
 	cleanup_free char *out = NULL, *err = NULL;
-	int status = proc_run(argv, PROC_IN_NULL | PROC_OUT_CAPTURE | PROC_ERR_CAPTURE, &out, &err);
+	int status = strv_extend(&argv, &d->fs.argv);
+	status = strv_ok(status, strv_push(&argv, "store"));
+	status = strv_ok(status, strv_push(&argv, "--"));
+	status = strv_ok(status, strv_push(&argv, d->fs.project));
+	if (status == 0)
+		status = proc_run(argv.v, PROC_IN_NULL | PROC_OUT_CAPTURE | PROC_ERR_CAPTURE, &out,
+				  &err);
 	cleanup_free char *line = first_line(status == 0 ? out : err);
 	char *tab = line ? strchr(line, '\t') : NULL;
 	if (status == 0 && tab) {
@@ -292,12 +328,11 @@ static void check_store(struct doctor *d)
  * it); keeps the rule sources' names for the allowlist. */
 static void check_rules(struct doctor *d)
 {
-	if (!d->sandyfs || !d->have_project || !fuse_needed(d))
+	if (!d->fs.argv.n || !d->have_project || !fuse_needed(d))
 		return;
 	cleanup_strv struct strv argv = {0};
 	cleanup_free char *out = NULL, *err = NULL;
-	int status =
-		sandyfs_query_argv(&argv, d->sandyfs, "rules", true, &d->o->rule_args, d->project);
+	int status = sandyfs_query_argv(&argv, &d->fs, "rules", true, &d->o->rule_args);
 	if (status == 0)
 		status = proc_run(argv.v, PROC_IN_NULL | PROC_OUT_CAPTURE | PROC_ERR_CAPTURE, &out,
 				  &err);
@@ -310,7 +345,7 @@ static void check_rules(struct doctor *d)
 	}
 	/* The rule sources' names, as the session takes them. */
 	struct policy_rules rules;
-	policy_rules_fetch(d->sandyfs, &d->o->rule_args, d->project, &rules);
+	policy_rules_fetch(&d->fs, &d->o->rule_args, &rules);
 	cleanup_free char *names = join(&rules.sources);
 	item(d, OK, "rules", "the policy loads: %s", names ? names : "");
 	strv_extend(&d->sources, &rules.sources);
@@ -440,13 +475,23 @@ static void check_fs_mode(struct doctor *d)
 	const char *runtime = d->engine && !strcmp(d->engine, "podman") ? " --runtime=podman" : "";
 	const char *image = fsbox_image();
 
+	if (!SANDY_LINUX_HOST && d->o->runtime == SANDY_RUNTIME_NONE)
+		item(d, FAIL, "runtime",
+		     "--runtime=none runs bubblewrap, which needs Linux; use docker or podman");
+	if (!SANDY_LINUX_HOST && d->o->fs_mode == SANDY_FS_MODE_HOST)
+		item(d, FAIL, "fs mode",
+		     "--fs-mode=host mounts sandyfs on this host, which needs Linux; leave it to "
+		     "sandy (--fs-mode=auto)");
 	if (d->o->runtime == SANDY_RUNTIME_NONE || d->o->fs != SANDY_FS_FUSE || !d->engine)
 		return;
-	int sees = d->o->fs_mode == SANDY_FS_MODE_HOST	      ? 1
+	int sees = !SANDY_LINUX_HOST			      ? 0
+		   : d->o->fs_mode == SANDY_FS_MODE_HOST      ? 1
 		   : d->o->fs_mode == SANDY_FS_MODE_CONTAINER ? 0
 		   : session_rundir(&rundir) == 0	      ? fsbox_remembered(rundir, d->engine)
 							      : -1;
-	const char *why = d->o->fs_mode != SANDY_FS_MODE_AUTO ? "--fs-mode" : "the engine said so";
+	const char *why = !SANDY_LINUX_HOST			? "this host mounts nothing"
+			  : d->o->fs_mode != SANDY_FS_MODE_AUTO ? "--fs-mode"
+								: "the engine said so";
 	if (sees > 0)
 		item(d, OK, "fs mode", "host: sandyfs serves on this host (%s)", why);
 	else if (sees < 0)
@@ -514,15 +559,26 @@ int doctor_run(const struct sandy_opts *o)
 	struct doctor d = {.o = o, .sudo = geteuid() == 0 ? "" : "sudo "};
 
 	check_project(&d);
-	check_fuse(&d);
-	check_sandyfs(&d);
-	check_store(&d);
-	check_rules(&d);
-	check_engine(&d);
-	check_images(&d);
-	check_fs_mode(&d);
-	check_allowlist(&d);
-	check_bwrap(&d);
+	if (SANDY_LINUX_HOST) {
+		check_fuse(&d);
+		check_sandyfs(&d);
+		check_store(&d);
+		check_rules(&d);
+		check_engine(&d);
+		check_images(&d);
+		check_fs_mode(&d);
+		check_allowlist(&d);
+		check_bwrap(&d);
+	} else {
+		/* Nothing is mounted here, and sandyfs runs in the engine. */
+		check_engine(&d);
+		check_images(&d);
+		check_fs_mode(&d);
+		check_sandyfs(&d);
+		check_store(&d);
+		check_rules(&d);
+		check_allowlist(&d);
+	}
 	static const char *const networks[] = {
 		[EGRESS_FILTERED] = "filtered",
 		[EGRESS_OPEN] = "open",
@@ -536,7 +592,7 @@ int doctor_run(const struct sandy_opts *o)
 		item(&d, FAIL, "session", "would not start: %d problem%s above", d.fails,
 		     d.fails == 1 ? "" : "s");
 	}
-	free(d.sandyfs);
+	sandyfs_prog_free(&d.fs);
 	if (d.have_user)
 		host_user_free(&d.user);
 	strv_free(&d.sources);

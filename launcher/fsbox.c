@@ -9,9 +9,11 @@
 #include "sandyfs.h"
 
 #include "config.h"
+#include "common/cachedir.h"
 #include "common/install.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdint.h>
@@ -55,6 +57,21 @@ static int push_rule_files(struct strv *argv, const struct strv *rule_args)
 		if (!strcmp(rule_args->v[i], "--rules") || !strcmp(rule_args->v[i], "-r"))
 			r = push_same_path(argv, rule_args->v[++i], true);
 	return r;
+}
+
+/* The user's rule files (rules.d of the configuration directory), which
+ * sandyfs reads where sandy's own rule says they are. */
+static int push_user_config(struct strv *argv)
+{
+	cleanup_free char *dir = sandy_config_dir();
+	struct stat st;
+	int r = 0;
+
+	if (!dir)
+		return 0;
+	if (stat(dir, &st) == 0 && S_ISDIR(st.st_mode))
+		r = push_same_path(argv, dir, true);
+	return strv_ok(r, strv_pushf(argv, "--env=SANDY_CONFIG_DIR=%s", dir));
 }
 
 /* The options of a container of sandy's own that mounts below
@@ -117,6 +134,46 @@ char *fsbox_name(const char *session_id)
 	return sandy_asprintf("sandy-fs-%s", session_id);
 }
 
+int fsbox_query_argv(struct strv *argv, const char *engine, const char *image, const char *project,
+		     const struct strv *rule_args)
+{
+	cleanup_free char *store = sandy_cache_dir();
+	char cwd[PATH_MAX];
+	size_t len = strlen(project);
+	int r = 0;
+
+	if (!store)
+		return -ENOENT;
+	/* The store's root, so that the question finds the project's store
+	 * where the daemon made it. */
+	if (mkdir(store, 0700) < 0 && errno != EEXIST)
+		return -errno;
+	r = strv_ok(r, strv_push(argv, engine));
+	r = strv_ok(r, strv_push(argv, "run"));
+	r = strv_ok(r, strv_push(argv, "--rm"));
+	r = strv_ok(r, strv_push(argv, "--label=sandy.role=fs-query"));
+	r = strv_ok(r, strv_push(argv, "--network=none"));
+	r = strv_ok(r, strv_push(argv, "--cap-drop=ALL"));
+	r = strv_ok(r, strv_push(argv, "--security-opt=no-new-privileges"));
+	/* As the user, as a sandyfs run here would: `git import` writes the
+	 * project's refs, `store --clear` removes the user's store. */
+	r = strv_ok(r, strv_pushf(argv, "--user=%u:%u", (unsigned)geteuid(), (unsigned)getegid()));
+	r = strv_ok(r, strv_push(argv, "--env=HOME=/tmp"));
+	r = strv_ok(r, strv_pushf(argv, "--env=SANDY_CACHE_DIR=%s", store));
+	r = strv_ok(r, push_same_path(argv, project, false));
+	r = strv_ok(r, push_same_path(argv, store, false));
+	r = strv_ok(r, push_rule_files(argv, rule_args));
+	r = strv_ok(r, push_user_config(argv));
+	/* Relative paths (explain's) mean what they mean here. */
+	if (getcwd(cwd, sizeof(cwd)) && !strncmp(cwd, project, len) &&
+	    (cwd[len] == '\0' || cwd[len] == '/'))
+		r = strv_ok(r, strv_pushf(argv, "--workdir=%s", cwd));
+	else
+		r = strv_ok(r, strv_pushf(argv, "--workdir=%s", project));
+	r = strv_ok(r, strv_push(argv, "--entrypoint=sandyfs"));
+	return strv_ok(r, strv_push(argv, image));
+}
+
 int fsbox_start(const struct fsbox_spec *s, struct fsbox *b)
 {
 	cleanup_strv struct strv argv = {0};
@@ -148,6 +205,7 @@ int fsbox_start(const struct fsbox_spec *s, struct fsbox *b)
 	r = strv_ok(r, push_same_path(&argv, s->store_root, false));
 	r = strv_ok(r, push_same_path(&argv, s->session_dir, false));
 	r = strv_ok(r, push_rule_files(&argv, s->rule_args));
+	r = strv_ok(r, push_user_config(&argv));
 	r = strv_ok(r, strv_push(&argv, s->image));
 	r = strv_ok(r, strv_push(&argv, "/bin/sh"));
 	r = strv_ok(r, strv_push(&argv, "-c"));

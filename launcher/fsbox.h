@@ -50,6 +50,15 @@ const char *fsbox_image(void);
 /* The container's name for session SESSION_ID (malloc'ed). */
 char *fsbox_name(const char *session_id);
 
+/* The argv that runs sandyfs for a question about PROJECT (explain,
+ * rules, store, git) in a short container of IMAGE: as this user, no
+ * network, no capability; the project, the store, the rule files of
+ * RULE_ARGS and the user's configuration directory at their host paths;
+ * the working directory this one when it lies in the project. The
+ * caller appends sandyfs's arguments. */
+int fsbox_query_argv(struct strv *argv, const char *engine, const char *image, const char *project,
+		     const struct strv *rule_args);
+
 /* Starts the container and waits until it serves (its pid file appears in
  * the session directory). Says what failed. */
 int fsbox_start(const struct fsbox_spec *spec, struct fsbox *b);

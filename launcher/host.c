@@ -1,6 +1,7 @@
 /* host.c - see host.h. */
 
 #include "host.h"
+#include "platform.h"
 #include "sandy.h"
 
 #include "config.h"
@@ -12,7 +13,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <stdint.h>
-#include <sys/sysinfo.h>
 
 static int parse_id(const char *s, unsigned long *out)
 {
@@ -121,7 +121,8 @@ char *host_find_sandyfs(void)
 		return found;
 	if (host_find_program("sandyfs", &found))
 		return found;
-	sandy_error("%s; not in PATH either: build it ('scripts/build.sh'), install it, or name it with "
+	sandy_error("%s; not in PATH either: build it ('scripts/build.sh'), install it, or name it "
+		    "with "
 		    "SANDYFS=/path/to/sandyfs; or use --fs=bind to run without it",
 		    err ? err : "cannot find sandyfs");
 	return NULL;
@@ -215,12 +216,10 @@ int host_check_fuse(bool need_allow_other)
 
 void host_limits(struct host_limits *l)
 {
-	struct sysinfo si;
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	unsigned long long memory = platform_memory();
 
-	l->memory = 2ULL << 30;
-	if (sysinfo(&si) == 0 && si.totalram > 0)
-		l->memory = (unsigned long long)si.totalram * si.mem_unit / 2;
+	l->memory = memory ? memory / 2 : 2ULL << 30;
 	if (l->memory < (512ULL << 20))
 		l->memory = 512ULL << 20;
 	if (ncpu < 1)
@@ -231,10 +230,7 @@ void host_limits(struct host_limits *l)
 	/* Enough for parallel builds and test runners, not for a fork bomb to
 	 * take the host's pid space. */
 	l->pids = 4096;
-	cleanup_free char *max = NULL;
-	if (sandy_read_file("/proc/sys/kernel/pid_max", 32, &max) == 0) {
-		unsigned long pm = strtoul(max, NULL, 10);
-		if (pm > 0 && pm / 4 < l->pids)
-			l->pids = (unsigned)(pm / 4 < 256 ? 256 : pm / 4);
-	}
+	unsigned long pm = platform_pid_max();
+	if (pm > 0 && pm / 4 < l->pids)
+		l->pids = (unsigned)(pm / 4 < 256 ? 256 : pm / 4);
 }

@@ -289,9 +289,12 @@ static int cmd_run(int argc, char **argv, bool doctor)
 			o.push_gate = true;
 			break;
 		case OPT_VERSION:
-			printf("sandy %s (libgit2 %d.%d.%d, cJSON %s)\n", SANDY_VERSION,
+			/* The shape (platform.h): what this build can do at all. */
+			printf("sandy %s (libgit2 %d.%d.%d, cJSON %s, %s)\n", SANDY_VERSION,
 			       LIBGIT2_VER_MAJOR, LIBGIT2_VER_MINOR, LIBGIT2_VER_REVISION,
-			       cJSON_Version());
+			       cJSON_Version(),
+			       SANDY_LINUX_HOST ? "linux"
+						: "portable: sandyfs serves in the engine's world");
 			status = 0;
 			goto out;
 		default:
@@ -345,7 +348,7 @@ static int cmd_explain(int argc, char **argv)
 		{NULL, 0, NULL, 0},
 	};
 	cleanup_strv struct strv args = {0};
-	cleanup_free char *sandyfs = NULL;
+	cleanup_sandyfs_prog struct sandyfs_prog fs = {0};
 	const char *project = ".";
 	bool json = false;
 	int c;
@@ -370,18 +373,15 @@ static int cmd_explain(int argc, char **argv)
 	}
 	if (optind == argc)
 		return usage_error("explain needs at least one PATH");
-	sandyfs = host_find_sandyfs();
-	if (!sandyfs)
+	if (sandyfs_prog_find(&fs, NULL, project, &args) < 0)
 		return SANDY_EXIT_FAILURE;
 	cleanup_strv struct strv full = {0};
-	int r = sandyfs_query_argv(&full, sandyfs, "explain", json, &args, project);
+	int r = sandyfs_query_argv(&full, &fs, "explain", json, &args);
 	for (int i = optind; r == 0 && i < argc; i++)
 		r = strv_push(&full, argv[i]);
 	if (r < 0)
 		return out_of_memory();
-	fflush(NULL);
-	execv(sandyfs, full.v);
-	sandy_error("cannot run '%s': %s", sandyfs, strerror(errno));
+	sandyfs_exec(&full);
 	return SANDY_EXIT_FAILURE;
 }
 
@@ -398,7 +398,7 @@ static int cmd_git(int argc, char **argv)
 		{NULL, 0, NULL, 0},
 	};
 	cleanup_strv struct strv args = {0};
-	cleanup_free char *sandyfs = NULL;
+	cleanup_sandyfs_prog struct sandyfs_prog fs = {0};
 	bool force = false;
 	int c;
 
@@ -435,16 +435,15 @@ static int cmd_git(int argc, char **argv)
 	} else if (npos == 1) {
 		project = pos[0];
 	}
-	sandyfs = host_find_sandyfs();
-	if (!sandyfs)
+	if (sandyfs_prog_find(&fs, NULL, project, &args) < 0)
 		return SANDY_EXIT_FAILURE;
-	return agentgit_command(sandyfs, &args, sub, force, branch, project);
+	return agentgit_command(&fs, &args, sub, force, branch);
 }
 
 /* sandy clean [PROJECT_DIR]: sandyfs store --clear. */
 static int cmd_clean(int argc, char **argv)
 {
-	cleanup_free char *sandyfs = NULL;
+	cleanup_sandyfs_prog struct sandyfs_prog fs = {0};
 
 	if (argc == 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
 		fputs(usage_text, stdout);
@@ -454,13 +453,18 @@ static int cmd_clean(int argc, char **argv)
 		return usage_error("clean takes at most one PROJECT_DIR");
 	if (argc == 2 && argv[1][0] == '-')
 		return usage_error("unknown option '%s'", argv[1]);
-	sandyfs = host_find_sandyfs();
-	if (!sandyfs)
+	const struct strv no_rules = {0};
+	if (sandyfs_prog_find(&fs, NULL, argc == 2 ? argv[1] : ".", &no_rules) < 0)
 		return SANDY_EXIT_FAILURE;
-	char *full[] = {sandyfs, "store", "--clear", "--", argc == 2 ? argv[1] : ".", NULL};
-	fflush(NULL);
-	execv(sandyfs, full);
-	sandy_error("cannot run '%s': %s", sandyfs, strerror(errno));
+	cleanup_strv struct strv full = {0};
+	int r = strv_extend(&full, &fs.argv);
+	r = strv_ok(r, strv_push(&full, "store"));
+	r = strv_ok(r, strv_push(&full, "--clear"));
+	r = strv_ok(r, strv_push(&full, "--"));
+	r = strv_ok(r, strv_push(&full, fs.project));
+	if (r < 0)
+		return out_of_memory();
+	sandyfs_exec(&full);
 	return SANDY_EXIT_FAILURE;
 }
 

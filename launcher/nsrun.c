@@ -1,8 +1,11 @@
-/* nsrun.c - see nsrun.h. */
+/* nsrun.c - see nsrun.h. bubblewrap is Linux's: the portable shape of
+ * sandy (platform.h) leaves all of this out, and says so. */
 
 #include "nsrun.h"
 #include "proc.h"
 #include "sandy.h"
+
+#if SANDY_LINUX_HOST
 
 #include <fcntl.h>
 #include <grp.h>
@@ -126,8 +129,11 @@ int nsrun_start(const struct nsrun_spec *s, pid_t *pidp)
 			fprintf(stderr, " %s", argv.v[i]);
 		fputc('\n', stderr);
 	}
-	if (pipe2(report, O_CLOEXEC) < 0)
-		return -errno;
+	if (pipe2(report, O_CLOEXEC) < 0) {
+		int e = errno;
+		sandy_error("cannot start the command: %s", strerror(e));
+		return -e;
+	}
 	pid_t pid = fork();
 	if (pid < 0) {
 		int e = errno;
@@ -167,3 +173,22 @@ int nsrun_start(const struct nsrun_spec *s, pid_t *pidp)
 		    strerror(-e));
 	return e;
 }
+
+#else
+
+int nsrun_start(const struct nsrun_spec *s, pid_t *pidp)
+{
+	(void)s;
+	(void)pidp;
+	sandy_error("--runtime=none runs the command under bubblewrap, which needs Linux; use a "
+		    "container engine (docker or podman)");
+	return -ENOTSUP;
+}
+
+void nsrun_interrupt(pid_t pid, int sig)
+{
+	(void)pid;
+	(void)sig;
+}
+
+#endif

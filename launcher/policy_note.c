@@ -38,8 +38,8 @@ void policy_rules_free(struct policy_rules *s)
 /* From `sandyfs rules --json` output ({"sources": [{"name", "path", ...}],
  * "rules": [{"class", "pattern", ...}], "owned": BOOL}): the patterns of the
  * writable and private rules and the names of the rule sources, in order,
- * without duplicates (not those read for their protections alone), and whether ownership is on (also when the output
- * does not say). */
+ * without duplicates (not those read for their protections alone), and whether ownership is on
+ * (also when the output does not say). */
 static int parse_rules(const char *json, struct policy_rules *out)
 {
 	cJSON *root = cJSON_Parse(json);
@@ -80,14 +80,14 @@ static int parse_rules(const char *json, struct policy_rules *out)
 	return r;
 }
 
-void policy_rules_fetch(const char *sandyfs, const struct strv *rule_args, const char *project,
+void policy_rules_fetch(const struct sandyfs_prog *fs, const struct strv *rule_args,
 			struct policy_rules *out)
 {
 	cleanup_strv struct strv argv = {0};
 	cleanup_free char *json = NULL;
 
 	*out = (struct policy_rules){.owned = true};
-	if (sandyfs_query_argv(&argv, sandyfs, "rules", true, rule_args, project) == 0 &&
+	if (sandyfs_query_argv(&argv, fs, "rules", true, rule_args) == 0 &&
 	    proc_run(argv.v, PROC_IN_NULL | PROC_OUT_CAPTURE | PROC_ERR_NULL, &json, NULL) == 0)
 		parse_rules(json, out);
 }

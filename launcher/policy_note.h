@@ -6,6 +6,7 @@
 
 #include "egress.h"
 #include "sandy.h"
+#include "sandyfs.h"
 
 #include <stdbool.h>
 
@@ -18,9 +19,10 @@ struct policy_rules {
 	bool owned;		   /* what the agent creates is its own */
 };
 
-/* Asks SANDYFS for the policy it serves PROJECT with. Empty lists when it
- * cannot say: the note then describes the policy without them. */
-void policy_rules_fetch(const char *sandyfs, const struct strv *rule_args, const char *project,
+/* Asks sandyfs (FS) for the policy it serves the project with. Empty
+ * lists when it cannot say: the note then describes the policy without
+ * them. */
+void policy_rules_fetch(const struct sandyfs_prog *fs, const struct strv *rule_args,
 			struct policy_rules *out);
 void policy_rules_free(struct policy_rules *r);
 

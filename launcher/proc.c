@@ -1,14 +1,13 @@
 /* proc.c - see proc.h. */
 
 #include "proc.h"
+#include "platform.h"
 #include "sandy.h"
 
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <string.h>
-#include <sys/prctl.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 
 void proc_reset_signals(void)
@@ -24,16 +23,7 @@ void proc_reset_signals(void)
 
 int proc_pidfd(pid_t pid)
 {
-#ifdef SYS_pidfd_open
-	int fd = (int)syscall(SYS_pidfd_open, pid, 0);
-	if (fd >= 0)
-		fcntl(fd, F_SETFD, FD_CLOEXEC);
-	return fd;
-#else
-	(void)pid;
-	errno = ENOSYS;
-	return -1;
-#endif
+	return platform_pidfd(pid);
 }
 
 int proc_status(int wstatus)
@@ -68,9 +58,10 @@ static void child_redirect(int fd, int target)
 static int spawn(char *const argv[], unsigned flags, int outfd, int errfd, pid_t *pidp)
 {
 	int report[2];
+	int r = platform_pipe(report);
 
-	if (pipe2(report, O_CLOEXEC) < 0)
-		return -errno;
+	if (r < 0)
+		return r;
 	pid_t parent = getpid();
 	pid_t pid = fork();
 	if (pid < 0) {
@@ -82,11 +73,8 @@ static int spawn(char *const argv[], unsigned flags, int outfd, int errfd, pid_t
 	if (pid == 0) {
 		close(report[0]);
 		proc_reset_signals();
-		if (flags & PROC_PDEATHSIG) {
-			prctl(PR_SET_PDEATHSIG, SIGTERM);
-			if (getppid() != parent)
-				_exit(SANDY_EXIT_FAILURE);
-		}
+		if ((flags & PROC_PDEATHSIG) && !platform_die_with_parent(parent))
+			_exit(SANDY_EXIT_FAILURE);
 		int null = -1;
 		if (flags & (PROC_OUT_NULL | PROC_ERR_NULL | PROC_IN_NULL))
 			null = open("/dev/null", O_RDWR);
@@ -198,10 +186,8 @@ int proc_run(char *const argv[], unsigned flags, char **out, char **errout)
 		if (!(flags & capture[i]))
 			continue;
 		int p[2];
-		if (pipe2(p, O_CLOEXEC) < 0) {
-			r = -errno;
+		if ((r = platform_pipe(p)) < 0)
 			goto fail;
-		}
 		sinks[nsinks++] = (struct sink){.fd = p[0]};
 		child_fds[i] = p[1];
 	}

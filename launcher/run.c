@@ -10,6 +10,7 @@
 #include "gateway.h"
 #include "host.h"
 #include "nsrun.h"
+#include "platform.h"
 #include "policy_note.h"
 #include "proc.h"
 #include "sandyfs.h"
@@ -25,8 +26,6 @@
 #include <poll.h>
 #include <signal.h>
 #include <string.h>
-#include <sys/mount.h>
-#include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -39,9 +38,9 @@
 struct run {
 	const struct sandy_opts *o;
 	char project[PATH_MAX];
-	const char *engine; /* "docker", "podman", or NULL: --runtime=none */
-	char *sandyfs;	    /* NULL with --fs=bind */
-	char *bwrap;	    /* --runtime=none */
+	const char *engine;	/* "docker", "podman", or NULL: --runtime=none */
+	struct sandyfs_prog fs; /* argv.n 0 with --fs=bind */
+	char *bwrap;		/* --runtime=none */
 	struct world world;
 	struct host_user user;
 	struct session s;
@@ -197,6 +196,17 @@ static int host_checks(struct run *r)
 		sandy_error("out of memory");
 	if (e == 0)
 		e = pick_runtime(r);
+	if (e == 0 && !SANDY_LINUX_HOST && !r->engine) {
+		sandy_error("--runtime=none runs the command under bubblewrap, which needs Linux; "
+			    "use a container engine (docker or podman)");
+		e = -ENOTSUP;
+	}
+	if (e == 0 && !SANDY_LINUX_HOST && r->o->fs == SANDY_FS_FUSE &&
+	    r->o->fs_mode == SANDY_FS_MODE_HOST) {
+		sandy_error("--fs-mode=host mounts sandyfs on this host, which needs Linux; let "
+			    "sandy serve in the engine's world (--fs-mode=auto or container)");
+		e = -ENOTSUP;
+	}
 	if (e == 0 && !r->engine && !host_find_program("bwrap", &r->bwrap)) {
 		sandy_error("cannot find 'bwrap', which --runtime=none runs the command in; "
 			    "install bubblewrap (e.g. 'sudo apt-get install bubblewrap')");
@@ -206,15 +216,16 @@ static int host_checks(struct run *r)
 		sandy_note("--type, --rules and --no-detect have no effect with --fs=bind (no "
 			   "policy)");
 	if (e == 0 && r->o->fs == SANDY_FS_FUSE) {
-		r->sandyfs = host_find_sandyfs();
-		if (!r->sandyfs)
-			return -ENOENT;
+		if ((e = sandyfs_prog_find(&r->fs, r->engine, r->project, &r->o->rule_args)) < 0)
+			return e;
 		bool other = host_mount_needs_allow_other(r->engine != NULL, &r->user);
-		e = host_check_fuse(other);
+		/* The portable shape mounts nothing on this host. */
+		if (SANDY_LINUX_HOST)
+			e = host_check_fuse(other);
 	}
 	if (e == 0 && r->engine && r->o->runtime != SANDY_RUNTIME_AUTO)
 		e = engine_check(r->engine, false);
-	if (e == 0 && r->engine && !strcmp(r->engine, "podman") && geteuid() != 0 && r->sandyfs)
+	if (e == 0 && r->engine && !strcmp(r->engine, "podman") && geteuid() != 0 && r->fs.path)
 		e = check_rootless_podman();
 	if (e == 0 && r->engine)
 		e = engine_image_check(r->engine, r->o->image);
@@ -230,40 +241,19 @@ static int host_checks(struct run *r)
 
 static int block_signals(struct run *r)
 {
-	sigset_t set;
+	int e = platform_signals_open(session_signals, ARRAY_SIZE(session_signals), &r->oldmask,
+				      &r->sigfd);
 
-	sigemptyset(&set);
-	for (size_t i = 0; i < ARRAY_SIZE(session_signals); i++)
-		sigaddset(&set, session_signals[i]);
-	if (sigprocmask(SIG_BLOCK, &set, &r->oldmask) < 0)
-		return -errno;
-	r->signals_blocked = true;
-	r->sigfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
-	return r->sigfd < 0 ? -errno : 0;
+	r->signals_blocked = e == 0;
+	return e;
 }
 
 static void unblock_signals(struct run *r)
 {
-	if (r->sigfd >= 0)
-		close(r->sigfd);
-	r->sigfd = -1;
 	if (r->signals_blocked)
-		sigprocmask(SIG_SETMASK, &r->oldmask, NULL);
+		platform_signals_close(r->sigfd, &r->oldmask);
+	r->sigfd = -1;
 	r->signals_blocked = false;
-}
-
-/* Binds VIEW onto itself and makes it shared, so that what is mounted
- * below it propagates to the binds docker makes with rslave. Root only. */
-static int share_view(const char *view)
-{
-	if (mount(view, view, NULL, MS_BIND, NULL) < 0)
-		return -errno;
-	if (mount(NULL, view, NULL, MS_SHARED, NULL) < 0) {
-		int e = errno;
-		umount2(view, MNT_DETACH);
-		return -e;
-	}
-	return 0;
 }
 
 static int start_host_mount(struct run *r)
@@ -275,7 +265,7 @@ static int start_host_mount(struct run *r)
 	 * mounted below it. Only root can make one; elsewhere the system's
 	 * own propagation (shared on systemd hosts) decides. */
 	if (geteuid() == 0) {
-		e2 = share_view(r->s.view);
+		e2 = platform_share_dir(r->s.view);
 		if (e2 < 0)
 			sandy_note("cannot make '%s' a shared mount (%s); the container will not "
 				   "see a remounted sandyfs",
@@ -285,7 +275,7 @@ static int start_host_mount(struct run *r)
 	bool other = host_mount_needs_allow_other(r->engine != NULL, &r->user);
 	/* The directory under the mount, kept to close it once covered. */
 	cleanup_fd int under = open(r->s.mountpoint, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	e2 = sandyfs_mount(r->sandyfs, &r->o->rule_args, other, r->s.audit, r->s.pidfile,
+	e2 = sandyfs_mount(r->fs.path, &r->o->rule_args, other, r->s.audit, r->s.pidfile,
 			   r->host_git_seen, r->project, r->s.mountpoint);
 	if (e2 < 0) {
 		sandy_error("cannot serve '%s' through sandyfs", r->project);
@@ -354,7 +344,7 @@ static int start_box(struct run *r)
 static int start_serving(struct run *r)
 {
 	r->fs_image = fsbox_image();
-	if (r->engine && r->o->fs_mode == SANDY_FS_MODE_CONTAINER)
+	if (r->engine && (r->o->fs_mode == SANDY_FS_MODE_CONTAINER || !SANDY_LINUX_HOST))
 		return start_box(r);
 	int e = start_host_mount(r);
 	if (e < 0 || !r->engine)
@@ -391,7 +381,7 @@ static int start_serving(struct run *r)
 			"%s does not see this host's mounts (its engine runs elsewhere); sandyfs "
 			"serves in a container of its own there (--fs-mode=container)",
 			r->engine);
-	if ((e = sandyfs_unmount(r->sandyfs, r->s.mountpoint)) < 0)
+	if ((e = sandyfs_unmount(r->fs.path, r->s.mountpoint)) < 0)
 		return e;
 	r->mounted = false;
 	sandyfs_wait_exit(&r->daemon, 2000);
@@ -420,14 +410,19 @@ static int agent_repository(struct run *r)
 	r->host_git_seen = agentgit_seen_at(r->engine ? "/run/sandy" : r->s.dir);
 	if (!r->host_git_seen)
 		return -ENOMEM;
-	return r->o->push_gate ? agentgit_gate_find(r->sandyfs, &r->gate) : 0;
+	if (r->o->push_gate && !r->fs.path) {
+		sandy_error("--push-gate binds this host's sandyfs into the container, and none "
+			    "runs on this host");
+		return -ENOTSUP;
+	}
+	return r->o->push_gate ? agentgit_gate_find(r->fs.path, &r->gate) : 0;
 }
 
 static int write_policy_note(struct run *r)
 {
 	cleanup_free char *text = NULL;
 	struct policy_note n = {
-		.rules = r->sandyfs ? &r->rules : NULL,
+		.rules = r->fs.argv.n ? &r->rules : NULL,
 		.workspace = r->engine ? "/workspace" : r->project,
 		.denials = r->engine ? "/run/sandy/denials.jsonl" : r->s.audit,
 		.home = r->world.home,
@@ -535,7 +530,7 @@ static void announce(const struct run *r)
 		sandy_note("serving '%s' through sandyfs in a container of its own (image %s) at "
 			   "/workspace in a %s container (image %s)",
 			   r->project, r->fs_image, r->engine, r->o->image);
-	else if (r->engine && r->sandyfs)
+	else if (r->engine && r->fs.argv.n)
 		sandy_note("serving '%s' through sandyfs on this host at /workspace in a %s "
 			   "container (image %s)",
 			   r->project, r->engine, r->o->image);
@@ -543,7 +538,7 @@ static void announce(const struct run *r)
 		sandy_note("bind-mounting '%s' at /workspace in a %s container (image %s), without "
 			   "policy (--fs=bind)",
 			   r->project, r->engine, r->o->image);
-	else if (r->sandyfs)
+	else if (r->fs.argv.n)
 		sandy_note("serving '%s' through sandyfs in a bubblewrap sandbox, without a "
 			   "container",
 			   r->project);
@@ -608,7 +603,7 @@ static int setup(struct run *r)
 	}
 	if ((e = session_rundir(&rundir)) < 0)
 		return e;
-	session_sweep(rundir, r->sandyfs);
+	session_sweep(rundir, r->fs.path);
 	if ((e = session_create(rundir, r->project, &r->s)) < 0)
 		return e;
 	r->have_session = true;
@@ -642,15 +637,15 @@ static int setup(struct run *r)
 		sandy_error("cannot create audit log '%s': %s", r->s.audit, strerror(-e));
 		return e;
 	}
-	if (r->sandyfs && (e = agent_repository(r)) < 0)
+	if (r->fs.argv.n && (e = agent_repository(r)) < 0)
 		return e;
-	if (r->sandyfs && (e = start_serving(r)) < 0)
+	if (r->fs.argv.n && (e = start_serving(r)) < 0)
 		return e;
 	if ((e = build_world(r)) < 0)
 		return e;
 	/* Asked once: the note says it, the allowlist's registries follow it. */
-	if (r->sandyfs)
-		policy_rules_fetch(r->sandyfs, &r->o->rule_args, r->project, &r->rules);
+	if (r->fs.argv.n)
+		policy_rules_fetch(&r->fs, &r->o->rule_args, &r->rules);
 	if ((e = choose_allowlist(r)) < 0)
 		return e;
 	if ((e = write_policy_note(r)) < 0)
@@ -692,16 +687,16 @@ static bool reap(struct run *r)
 	return true;
 }
 
-static void on_signal(struct run *r, const struct signalfd_siginfo *si)
+static void on_signal(struct run *r, const struct platform_signal *si)
 {
-	int sig = (int)si->ssi_signo;
+	int sig = si->signo;
 
 	if (sig == SIGCHLD)
 		return;
 	/* Ctrl-C at a terminal: without a container the command decides for
 	 * itself (an interactive shell just drops the line). It is in a
 	 * session of its own, away from the terminal, so sandy hands it on. */
-	if (sig == SIGINT && !r->engine && si->ssi_code == SI_KERNEL) {
+	if (sig == SIGINT && !r->engine && si->from_terminal) {
 		if (r->child > 0)
 			nsrun_interrupt(r->child, SIGINT);
 		return;
@@ -731,8 +726,8 @@ static void wait_for_command(struct run *r)
 		}
 		if (poll(p, np, (int)timeout) < 0 && errno != EINTR)
 			break;
-		struct signalfd_siginfo si;
-		while (read(r->sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si))
+		struct platform_signal si;
+		while (platform_signals_read(r->sigfd, &si) > 0)
 			on_signal(r, &si);
 		if (r->gateway.running)
 			gateway_drain(&r->gateway, false);
@@ -778,26 +773,26 @@ static void teardown(struct run *r, bool ran)
 	if (r->in_engine)
 		fsbox_stop(&r->box, r->sandyfs_died);
 	if (r->mounted) {
-		if (sandyfs_unmount(r->sandyfs, r->s.mountpoint) == 0)
+		if (sandyfs_unmount(r->fs.path, r->s.mountpoint) == 0)
 			r->mounted = false;
 		/* The audit log is complete once the daemon is gone. */
 		sandyfs_wait_exit(&r->daemon, 2000);
 	}
 	if (r->view_shared && !r->mounted) {
-		if (umount2(r->s.view, 0) < 0)
-			umount2(r->s.view, MNT_DETACH);
+		if (platform_unmount(r->s.view, false) < 0)
+			platform_unmount(r->s.view, true);
 		r->view_shared = false;
 	}
 	if (ran && !r->o->quiet) {
 		struct denial_stats *d = NULL;
-		int e = r->sandyfs ? summary_denials_read(r->s.audit, &d) : 0;
+		int e = r->fs.argv.n ? summary_denials_read(r->s.audit, &d) : 0;
 		if (e < 0)
 			sandy_note("cannot read the audit log '%s': %s", r->s.audit, strerror(-e));
-		struct summary_policy policy = {r->sandyfs, &r->o->rule_args};
-		summary_print(stderr, r->project, r->launch, d, r->sandyfs ? &policy : NULL);
+		struct summary_policy policy = {&r->fs, &r->o->rule_args};
+		summary_print(stderr, r->project, r->launch, d, r->fs.argv.n ? &policy : NULL);
 		summary_denials_free(d);
 		if (r->host_git_seen && !r->sandyfs_died)
-			agentgit_summary(stderr, r->sandyfs, &r->o->rule_args, r->project);
+			agentgit_summary(stderr, &r->fs, &r->o->rule_args);
 		gateway_summary(stderr, &r->gateway);
 	}
 	sandyfs_unwatch(&r->daemon);
@@ -850,7 +845,7 @@ int run_session(const struct sandy_opts *o)
 out:
 	summary_snapshot_free(r.launch);
 	host_user_free(&r.user);
-	free(r.sandyfs);
+	sandyfs_prog_free(&r.fs);
 	free(r.bwrap);
 	free(r.container);
 	free(r.host_git);

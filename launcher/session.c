@@ -2,6 +2,7 @@
 
 #include "session.h"
 #include "engine.h"
+#include "platform.h"
 #include "sandyfs.h"
 
 #include "common/mountinfo.h"
@@ -11,7 +12,6 @@
 #include <limits.h>
 #include <string.h>
 #include <sys/file.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 
 /* The files a session directory may hold; removal names them one by one
@@ -245,7 +245,7 @@ static char *session_id(const char *project)
 	if (n == 0)
 		name[n++] = 'p';
 	name[n] = '\0';
-	if (getrandom(rnd, sizeof(rnd), 0) != sizeof(rnd)) {
+	if (platform_random(rnd, sizeof(rnd)) < 0) {
 		/* Uniqueness still holds through the pid. */
 		unsigned v = (unsigned)getpid();
 		memcpy(rnd, &v, sizeof(rnd));

@@ -319,13 +319,11 @@ struct change {
 
 /* Marks the changes the agent owns (it created them through the mount),
  * as `sandyfs explain --json` says. Quietly nothing when it cannot. */
-static void mark_owned(const char *project, const struct summary_policy *policy,
-		       struct change *changes, size_t n)
+static void mark_owned(const struct summary_policy *policy, struct change *changes, size_t n)
 {
 	cleanup_strv struct strv argv = {0};
 	cleanup_free char *out = NULL;
-	int r = sandyfs_query_argv(&argv, policy->sandyfs, "explain", true, policy->rule_args,
-				   project);
+	int r = sandyfs_query_argv(&argv, policy->fs, "explain", true, policy->rule_args);
 
 	for (size_t i = 0; r == 0 && i < n; i++)
 		r = strv_push(&argv, changes[i].path);
@@ -347,12 +345,17 @@ static void mark_owned(const char *project, const struct summary_policy *policy,
 
 /* Where the private directories (dependencies, build state) are kept, as
  * `sandyfs store` says: "PATH<TAB>SIZE MiB in N files". */
-static void print_store(FILE *f, const char *project, const struct summary_policy *policy)
+static void print_store(FILE *f, const struct summary_policy *policy)
 {
-	char *argv[] = {(char *)policy->sandyfs, "store", "--", (char *)project, NULL};
+	cleanup_strv struct strv argv = {0};
 	cleanup_free char *out = NULL;
+	int r = strv_extend(&argv, &policy->fs->argv);
 
-	if (proc_run(argv, PROC_IN_NULL | PROC_OUT_CAPTURE | PROC_ERR_NULL, &out, NULL) != 0 ||
+	r = strv_ok(r, strv_push(&argv, "store"));
+	r = strv_ok(r, strv_push(&argv, "--"));
+	r = strv_ok(r, strv_push(&argv, policy->fs->project));
+	if (r < 0 ||
+	    proc_run(argv.v, PROC_IN_NULL | PROC_OUT_CAPTURE | PROC_ERR_NULL, &out, NULL) != 0 ||
 	    !out)
 		return;
 	out[strcspn(out, "\n")] = '\0';
@@ -430,7 +433,7 @@ static void print_changes(FILE *f, const char *project, const struct git_snapsho
 	}
 	const size_t shown = 25;
 	if (policy)
-		mark_owned(project, policy, changes, n < shown ? n : shown);
+		mark_owned(policy, changes, n < shown ? n : shown);
 	if (n == 0) {
 		fprintf(f, "sandy: no file changed\n");
 	} else {
@@ -452,6 +455,6 @@ void summary_print(FILE *f, const char *project, const struct git_snapshot *laun
 	print_denials(f, denials, policy != NULL);
 	print_changes(f, project, launch, policy);
 	if (policy)
-		print_store(f, project, policy);
+		print_store(f, policy);
 	fflush(f);
 }

@@ -5,6 +5,7 @@
 #define SANDY_SUMMARY_H
 
 #include "sandy.h"
+#include "sandyfs.h"
 
 #include <stdbool.h>
 #include <stdio.h>
@@ -25,7 +26,7 @@ void summary_denials_free(struct denial_stats *d);
 
 /* How to ask sandyfs about the session's paths. */
 struct summary_policy {
-	const char *sandyfs;
+	const struct sandyfs_prog *fs;
 	const struct strv *rule_args;
 };
 

@@ -272,8 +272,9 @@ static int give_to_user(int dirfd, const char *name, const struct host_user *u)
 {
 	if (geteuid() != 0 || u->uid == 0)
 		return 0;
-	int flags = AT_SYMLINK_NOFOLLOW | (*name ? 0 : AT_EMPTY_PATH);
-	return fchownat(dirfd, name, u->uid, u->gid, flags) < 0 ? -errno : 0;
+	int r = *name ? fchownat(dirfd, name, u->uid, u->gid, AT_SYMLINK_NOFOLLOW)
+		      : fchown(dirfd, u->uid, u->gid);
+	return r < 0 ? -errno : 0;
 }
 
 /* DIRFD/NAME as a directory of the user's, made when missing, never
@@ -803,8 +804,11 @@ static int ssh_agent_identities(const char *sock)
 	if (strlen(sock) >= sizeof(addr.sun_path))
 		return -ENAMETOOLONG;
 	strcpy(addr.sun_path, sock);
-	cleanup_fd int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0 || connect(fd, (struct sockaddr *)&addr, sizeof(addr)) < 0)
+	/* Close-on-exec set apart: SOCK_CLOEXEC is Linux's (sandy forks no
+	 * child while it asks). */
+	cleanup_fd int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+	if (fd < 0 || fcntl(fd, F_SETFD, FD_CLOEXEC) < 0 ||
+	    connect(fd, (struct sockaddr *)&addr, sizeof(addr)) < 0)
 		return -errno;
 	struct timeval tv = {.tv_sec = 2};
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The test command: installs what is missing, builds the flavours (normal:
 # the whole suite; asan: all whose C code runs; fallback: the unit, cli,
-# fs and attack tests; fuzz: the fuzzers; bundled: the filesystem's tests
+# fs and attack tests and the portable launcher's; fuzz: the fuzzers;
+# bundled: the filesystem's tests
 # against libfuse 3.18.3, over io_uring) and runs the tests. Ends with one
 # line "N passed, N failed".
 set -u
@@ -28,12 +29,15 @@ for flavour in ${SANDY_FLAVOURS:-normal fallback asan fuzz bundled}; do
 	# Ten seconds per target in CI, for its time budget; longer runs:
 	# SANDY_FUZZ_SECONDS=N tests/run-one.sh build-fuzz tests/cli/fuzz.sh.
 	[ "$flavour" = fuzz ] && filters=(cli/fuzz.sh) && export SANDY_FUZZ_SECONDS=${SANDY_FUZZ_SECONDS:-10}
-	# The portable flavour changes only how sandyfs reaches the host:
-	# everything that mounts it directly; the launcher's tests use it
-	# the same way in every flavour, and run on the others.
+	# The portable flavour changes how sandyfs reaches the host, and
+	# gives sandy the shape a Mac gets (launcher/platform.h): everything
+	# that mounts sandyfs directly, and the launcher's tests of that
+	# shape, which serves only in the engine's world (portable.sh, and
+	# whole sessions against an engine of its own: dind.sh).
 	# (The real tools of workflows/ meet the same portability layer as
 	# fs/ and attack/ do; they run in the normal and ASan flavours.)
-	[ "$flavour" = fallback ] && filters=(unit/ cli/ fs/ attack/)
+	[ "$flavour" = fallback ] &&
+		filters=(unit/ cli/ fs/ attack/ launcher/portable.sh launcher/dind.sh)
 	# Under ASan and UBSan, everything whose C code runs: not the image
 	# build, the pull-request script, the help texts, the completion or
 	# the Debian package, which the normal flavour covers.

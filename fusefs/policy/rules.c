@@ -15,6 +15,7 @@
 
 #include "config.h"
 #include "loader.h"
+#include "common/cachedir.h"
 #include "common/err.h"
 #include "common/install.h"
 #include "common/util.h"
@@ -59,30 +60,16 @@ int sfs_shipped_overlays_dir(char **dir, char **err)
 	return install_find(&install_overlays, dir, err);
 }
 
-/* The user's rules.d, malloc'ed, or NULL when there is no home. */
+/* The user's rules.d (common/cachedir.h), malloc'ed, or NULL when there is
+ * no home. */
 static char *user_rules_dir(void)
 {
-	const char *e = getenv("SANDY_CONFIG_DIR");
+	cleanup_free char *config = sandy_config_dir();
 	char *d = NULL;
 
-	if (e && *e) {
-		if (asprintf(&d, "%s/rules.d", e) < 0)
-			d = NULL;
-		return d;
-	}
-	e = getenv("XDG_CONFIG_HOME");
-	if (e && *e == '/') {
-		if (asprintf(&d, "%s/sandy/rules.d", e) < 0)
-			d = NULL;
-		return d;
-	}
-	e = getenv("HOME");
-	if (e && *e) {
-		if (asprintf(&d, "%s/.config/sandy/rules.d", e) < 0)
-			d = NULL;
-		return d;
-	}
-	return NULL;
+	if (config && asprintf(&d, "%s/rules.d", config) < 0)
+		d = NULL;
+	return d;
 }
 
 /* ---- the loader --------------------------------------------------------- */

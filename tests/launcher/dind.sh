@@ -108,8 +108,13 @@ out=$(cd "$proj" && "$SANDY" --runtime=docker --rules "$rules" -- sh -c '
 rc=$?
 err=$(cat "$base/err")
 check_eq "the session ends with the command's status" 0 "$rc"
-check "sandy says the engine does not see this host's mounts" \
-	grep -q "does not see this host's mounts" <<<"$err"
+# The portable shape (a Mac's) does not ask: it never mounts on this host.
+portable=
+grep -q portable <<<"$("$SANDY" --version)" && portable=1
+if [ -z "$portable" ]; then
+	check "sandy says the engine does not see this host's mounts" \
+		grep -q "does not see this host's mounts" <<<"$err"
+fi
 check "and that sandyfs serves in a container of its own" \
 	grep -q "through sandyfs in a container of its own" <<<"$err"
 check "/workspace is the sandyfs mount" grep -qx "workspace is sandyfs" <<<"$out"
@@ -242,15 +247,21 @@ check "nor its directory" \
 # container never starts on an empty directory.
 out=$(cd "$proj" && "$SANDY" --runtime=docker --fs-mode=host --rules "$rules" -- sh -c 'echo started' </dev/null 2>&1)
 check "--fs-mode=host on such an engine fails" [ $? != 0 ]
-check "and says why" grep -q "does not see this host's mounts .* cannot serve on this host" \
-	<<<"$out"
+if [ -z "$portable" ]; then
+	check "and says why" grep -q "does not see this host's mounts .* cannot serve on this host" \
+		<<<"$out"
+else
+	check "and says why" grep -q "mounts sandyfs on this host, which needs Linux" <<<"$out"
+fi
 check "and the command never started on an empty directory" \
 	eval '! grep -qx started <<<"$out"' || diag "$out"
 check "no container is left after --fs-mode=host" \
 	eval '[ -z "$(inner ps -aq --filter label=sandy.session)" ]'
 
-# The same engine this host runs: sandy serves on this host.
+# The same engine this host runs: sandy serves on this host (the
+# portable shape never does).
 unset DOCKER_HOST
+[ -n "$portable" ] && done_testing
 out=$(cd "$proj" && "$SANDY" --rules "$rules" -- true </dev/null 2>&1)
 check "with this host's engine sandyfs serves on this host" \
 	grep -q "through sandyfs on this host" <<<"$out" || diag "$out"
