@@ -306,6 +306,20 @@ void fsbox_stop(struct fsbox *b, bool died)
 	b->started = false;
 }
 
+void fsbox_sweep(const char *engine, const char *session_id)
+{
+	struct fsbox b = {.engine = engine, .image = fsbox_image(), .waiter = -1, .waiter_fd = -1};
+
+	b.name = fsbox_name(session_id);
+	b.engine_dir = sandy_asprintf("%s/%s", FSBOX_ENGINE_DIR, session_id);
+	b.mountpoint = b.engine_dir ? sandy_asprintf("%s/workspace", b.engine_dir) : NULL;
+	/* Stopped, it unmounts and clears its directory as at a session's
+	 * end; whatever a daemon that had died left, the clearing takes. */
+	b.started = b.name && b.mountpoint;
+	fsbox_stop(&b, true);
+	fsbox_free(&b);
+}
+
 void fsbox_free(struct fsbox *b)
 {
 	if (b->waiter_fd >= 0)

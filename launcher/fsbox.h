@@ -73,6 +73,10 @@ void fsbox_stop(struct fsbox *b, bool died);
 
 void fsbox_free(struct fsbox *b);
 
+/* What a session SESSION_ID that crashed left in ENGINE's world: its
+ * container stopped and removed, the mount and directories cleared. */
+void fsbox_sweep(const char *engine, const char *session_id);
+
 /* What ENGINE was found to see, remembered in RUNDIR (the runtime
  * directory) for the engine it reaches now (its own ID and name, and
  * DOCKER_HOST and CONTAINER_HOST): 1 this host's mounts, 0 not, -1 not

@@ -2,6 +2,7 @@
 
 #include "session.h"
 #include "engine.h"
+#include "fsbox.h"
 #include "platform.h"
 #include "sandyfs.h"
 
@@ -192,7 +193,7 @@ static void sweep_one(const char *dir, const char *sandyfs)
 		engine_remove(runtime, gateway);
 	cleanup_free char *fsbox = read_key(dir, "fsbox");
 	if (runtime && fsbox)
-		engine_remove(runtime, fsbox);
+		fsbox_sweep(runtime, strrchr(dir, '/') + 1);
 	if (mounts_under(dir, &mounts) == 0) {
 		for (size_t i = 0; i < mounts.n; i++)
 			if (sandyfs_unmount(sandyfs, mounts.v[i]) < 0)

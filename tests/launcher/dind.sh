@@ -218,6 +218,30 @@ check_eq "--network=filtered --allow registry.npmjs.org: it resolves" resolved \
 check "no container is left in the inner engine after the gateway's sessions" \
 	eval '[ -z "$(inner ps -aq --filter label=sandy.session)" ]'
 
+# sandy itself killed while the agent works (a crash): the next session
+# clears what it left in the engine's world.
+f=$_failed
+(cd "$proj" && exec "$SANDY" -q --runtime=docker --rules "$rules" -- sh -c 'sleep 120') </dev/null \
+	>/dev/null 2>"$base/crash.err" &
+pid=$!
+wait_until 60 eval '[ -n "$(inner ps -q --filter label=sandy.role=fs)" ] &&
+	[ -n "$(inner ps -q --filter label=sandy.project="$(realpath "$proj")")" ]'
+old=$(inner ps --filter label=sandy.role=fs --format '{{.Label "sandy.session"}}' | head -n 1)
+kill -KILL $pid
+wait $pid 2>/dev/null
+check "a crashed session leaves sandyfs's container serving" \
+	eval '[ -n "$old" ] && [ -n "$(inner ps -q --filter label=sandy.session="$old")" ] &&
+	in_world "grep -q \" /var/lib/sandy/sessions/$old/workspace \" /proc/self/mountinfo"'
+out=$(cd "$proj" && "$SANDY" --runtime=docker --rules "$rules" -- true </dev/null 2>&1)
+check "the next session says it cleans up after it" \
+	grep -q "cleaning up after an earlier session" <<<"$out" || diag "$out"
+check "no container of the crashed session is left" \
+	eval '[ -z "$(inner ps -aq --filter label=sandy.session="$old")" ]'
+check "no mount of it is left in the engine's world" \
+	in_world "! grep -q /var/lib/sandy/sessions/$old/ /proc/self/mountinfo"
+check "nor its directory" in_world "[ ! -e /var/lib/sandy/sessions/$old ]"
+[ "$_failed" = "$f" ] || sed 's/^/#   /' "$base/crash.err"
+
 # sandyfs's container killed while the agent works: the session stops and
 # says so, and nothing stays.
 f=$_failed
