@@ -75,8 +75,10 @@ static int push_user_config(struct strv *argv)
 }
 
 /* The options of a container of sandy's own that mounts below
- * FSBOX_ENGINE_DIR: the capabilities of a root sandyfs (mount(2), and
- * acting as each caller), none else, no network. */
+ * FSBOX_ENGINE_DIR: the capabilities of a root sandyfs (mount(2) and
+ * umount(2), and acting as each caller), none else, no network. The
+ * daemon gives up SYS_ADMIN once it has mounted; the shell keeps it, for
+ * the unmount at the end. */
 static int push_box_options(struct strv *argv, const char *engine)
 {
 	static const char *const caps[] = {"SYS_ADMIN", "CHOWN",  "DAC_OVERRIDE", "DAC_READ_SEARCH",
@@ -84,6 +86,9 @@ static int push_box_options(struct strv *argv, const char *engine)
 	int r = 0;
 
 	r = strv_ok(r, strv_push(argv, "--cap-drop=ALL"));
+	/* The shell runs the image's sandyfs with SYS_ADMIN at the end: a
+	 * daemon taken over, root with DAC_OVERRIDE, must not replace it. */
+	r = strv_ok(r, strv_push(argv, "--read-only"));
 	for (size_t i = 0; i < sizeof(caps) / sizeof(caps[0]); i++)
 		r = strv_ok(r, strv_pushf(argv, "--cap-add=%s", caps[i]));
 	r = strv_ok(r, strv_push(argv, "--device=/dev/fuse"));
@@ -176,7 +181,7 @@ int fsbox_query_argv(struct strv *argv, const char *engine, const char *image, c
 
 int fsbox_start(const struct fsbox_spec *s, struct fsbox *b)
 {
-	cleanup_strv struct strv argv = {0};
+	cleanup_strv struct strv argv = {0}, opts = {0};
 	int r = 0;
 
 	*b = (struct fsbox){.engine = s->engine, .image = s->image, .waiter = -1, .waiter_fd = -1};
@@ -213,8 +218,11 @@ int fsbox_start(const struct fsbox_spec *s, struct fsbox *b)
 	r = strv_ok(r, strv_push(&argv, "sandy-fs"));
 	r = strv_ok(r, strv_push(&argv, b->mountpoint));
 	r = strv_ok(r, strv_push(&argv, b->engine_dir));
-	r = strv_ok(r, sandyfs_mount_argv(&argv, "sandyfs", s->rule_args, true, true, s->audit,
-					  s->pidfile, s->git_seen_at, s->project, b->mountpoint));
+	/* Among the options sandyfs_mount_argv puts before SOURCE. */
+	r = strv_ok(r, strv_extend(&opts, s->rule_args));
+	r = strv_ok(r, strv_push(&opts, "--drop-mount-privilege"));
+	r = strv_ok(r, sandyfs_mount_argv(&argv, "sandyfs", &opts, true, true, s->audit, s->pidfile,
+					  s->git_seen_at, s->project, b->mountpoint));
 	if (r < 0)
 		return r;
 	unlink(s->pidfile);

@@ -7,7 +7,8 @@
 # pointed at it with DOCKER_HOST. Without any option saying so, sandy must
 # serve the project through sandyfs in a container of its own there, with
 # the same policy, summary and private repository, the agent's container
-# holding no capability; and leave nothing in that engine.
+# holding no capability and sandyfs's daemon no CAP_SYS_ADMIN once it has
+# mounted; and leave nothing in that engine.
 #
 # The inner engine's container is not --privileged (this machine's
 # capability bounding set lacks CAP_SYS_RESOURCE, which --privileged asks
@@ -250,6 +251,29 @@ f=$_failed
 pid=$!
 wait_until 60 eval '[ -n "$(inner ps -q --filter label=sandy.role=fs)" ] &&
 	[ -n "$(inner ps -q --filter label=sandy.project="$(realpath "$proj")")" ]'
+# While it serves: the daemon in sandyfs's container has given up
+# CAP_SYS_ADMIN in every thread; its container lacks CAP_SETPCAP, so the
+# bounding set keeps it and no_new_privs stops an exec from taking it back.
+# The container's shell keeps it for the unmount at the end, and runs the
+# image's sandyfs then: the container's own files are read-only.
+box=$(inner ps -q --filter label=sandy.role=fs)
+box_status=$(inner exec "$box" sh -c 'for d in /proc/[0-9]*; do
+	[ "$(cat "$d/comm" 2>/dev/null)" = sandyfs ] && cat "$d"/task/*/status; done' 2>&1)
+threads=0 admin=0 nnp=0
+while read -r k v; do
+	case $k in
+	CapEff: | CapPrm:) (((16#$v >> 21) & 1)) && admin=$((admin + 1)) ;;
+	NoNewPrivs:) threads=$((threads + 1)) && [ "$v" = 1 ] && nnp=$((nnp + 1)) ;;
+	esac
+done <<<"$box_status"
+check "sandyfs serves in its container, in several threads ($threads)" test "$threads" -ge 2
+check_eq "no thread of it has CAP_SYS_ADMIN in CapEff or CapPrm" 0 "$admin"
+check_eq "every thread of it has no_new_privs" "$threads" "$nnp"
+shell=$(inner exec "$box" awk '$1 == "CapEff:" { print $2 }' /proc/1/status 2>&1)
+check "its container's shell keeps CAP_SYS_ADMIN ($shell)" eval '(((16#$shell >> 21) & 1))'
+out=$(inner exec "$box" sh -c ': >/usr/local/bin/sandyfs.new' 2>&1)
+check "nothing can be put in place of the container's sandyfs ($out)" \
+	grep -q "Read-only file system" <<<"$out"
 inner kill "$(inner ps -q --filter label=sandy.role=fs)" >/dev/null 2>&1
 wait_until 60 eval '! kill -0 $pid 2>/dev/null'
 check "the session ended once sandyfs's container was killed" eval '! kill -0 $pid 2>/dev/null'
