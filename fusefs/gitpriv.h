@@ -43,7 +43,7 @@ int sfs_git_import_main(const struct sfs_rule_opts *rules, const char *store, bo
 			const char *source, const char *branch);
 /* HOST_GIT, when not NULL, is SOURCE's git directory: commits it has are
  * not the agent's and are not judged. */
-int sfs_git_check_main(const struct sfs_rule_opts *rules, const char *git_dir,
-		       const char *host_git, const char *source, char **commits, int ncommits);
+int sfs_git_check_main(const struct sfs_rule_opts *rules, const char *git_dir, const char *host_git,
+		       const char *source, char **commits, int ncommits);
 
 #endif
