@@ -79,7 +79,7 @@ static int push_user_config(struct strv *argv)
  * umount(2), and acting as each caller), none else, no network. The
  * daemon gives up SYS_ADMIN once it has mounted; the shell keeps it, for
  * the unmount at the end. */
-static int push_box_options(struct strv *argv, const char *engine)
+static int push_box_options(struct strv *argv, const char *engine, const char *root)
 {
 	static const char *const caps[] = {"SYS_ADMIN", "CHOWN",  "DAC_OVERRIDE", "DAC_READ_SEARCH",
 					   "FOWNER",	"FSETID", "SETUID",	  "SETGID"};
@@ -98,8 +98,7 @@ static int push_box_options(struct strv *argv, const char *engine)
 		r = strv_ok(r, strv_push(argv, "--security-opt=apparmor=unconfined"));
 	r = strv_ok(r, strv_push(argv, "--network=none"));
 	/* -v, which makes the directory in the engine's world when missing. */
-	return strv_ok(
-		r, strv_pushf(argv, "--volume=%s:%s:rshared", FSBOX_ENGINE_DIR, FSBOX_ENGINE_DIR));
+	return strv_ok(r, strv_pushf(argv, "--volume=%s:%s:rshared", root, root));
 }
 
 static bool box_running(const char *engine, const char *name)
@@ -186,7 +185,8 @@ int fsbox_start(const struct fsbox_spec *s, struct fsbox *b)
 
 	*b = (struct fsbox){.engine = s->engine, .image = s->image, .waiter = -1, .waiter_fd = -1};
 	b->name = fsbox_name(s->session_id);
-	b->engine_dir = sandy_asprintf("%s/%s", FSBOX_ENGINE_DIR, s->session_id);
+	b->engine_root = strdup(s->engine_root);
+	b->engine_dir = sandy_asprintf("%s/%s", s->engine_root, s->session_id);
 	b->mountpoint = b->engine_dir ? sandy_asprintf("%s/workspace", b->engine_dir) : NULL;
 	if (!b->name || !b->mountpoint)
 		return -ENOMEM;
@@ -204,7 +204,7 @@ int fsbox_start(const struct fsbox_spec *s, struct fsbox *b)
 	r = strv_ok(r, strv_pushf(&argv, "--name=%s", b->name));
 	r = strv_ok(r, strv_pushf(&argv, "--label=sandy.session=%s", s->session_id));
 	r = strv_ok(r, strv_push(&argv, "--label=sandy.role=fs"));
-	r = strv_ok(r, push_box_options(&argv, s->engine));
+	r = strv_ok(r, push_box_options(&argv, s->engine, s->engine_root));
 	r = strv_ok(r, strv_pushf(&argv, "--env=SANDY_CACHE_DIR=%s", s->store_root));
 	r = strv_ok(r, push_same_path(&argv, s->project, false));
 	r = strv_ok(r, push_same_path(&argv, s->store_root, false));
@@ -277,8 +277,8 @@ bool fsbox_alive(struct fsbox *b)
 
 /* A container that clears what a daemon killed with its container left in
  * the engine's world: the dead mount and its directories. */
-static void clear_engine_dir(const char *engine, const char *image, const char *engine_dir,
-			     const char *mountpoint)
+static void clear_engine_dir(const char *engine, const char *image, const char *root,
+			     const char *engine_dir, const char *mountpoint)
 {
 	cleanup_strv struct strv argv = {0};
 	int r = 0;
@@ -286,7 +286,7 @@ static void clear_engine_dir(const char *engine, const char *image, const char *
 	r = strv_ok(r, strv_push(&argv, engine));
 	r = strv_ok(r, strv_push(&argv, "run"));
 	r = strv_ok(r, strv_push(&argv, "--rm"));
-	r = strv_ok(r, push_box_options(&argv, engine));
+	r = strv_ok(r, push_box_options(&argv, engine, root));
 	r = strv_ok(r, strv_push(&argv, image));
 	r = strv_ok(r, strv_push(&argv, "/bin/sh"));
 	r = strv_ok(r, strv_push(&argv, "-c"));
@@ -310,22 +310,69 @@ void fsbox_stop(struct fsbox *b, bool died)
 		b->waiter = -1;
 	}
 	if (died)
-		clear_engine_dir(b->engine, b->image, b->engine_dir, b->mountpoint);
+		clear_engine_dir(b->engine, b->image, b->engine_root, b->engine_dir, b->mountpoint);
 	b->started = false;
 }
 
-void fsbox_sweep(const char *engine, const char *session_id)
+void fsbox_sweep(const char *engine, const char *engine_root, const char *session_id)
 {
 	struct fsbox b = {.engine = engine, .image = fsbox_image(), .waiter = -1, .waiter_fd = -1};
 
 	b.name = fsbox_name(session_id);
-	b.engine_dir = sandy_asprintf("%s/%s", FSBOX_ENGINE_DIR, session_id);
+	b.engine_root = strdup(engine_root);
+	b.engine_dir = sandy_asprintf("%s/%s", engine_root, session_id);
 	b.mountpoint = b.engine_dir ? sandy_asprintf("%s/workspace", b.engine_dir) : NULL;
 	/* Stopped, it unmounts and clears its directory as at a session's
 	 * end; whatever a daemon that had died left, the clearing takes. */
-	b.started = b.name && b.mountpoint;
+	b.started = b.name && b.engine_root && b.mountpoint;
 	fsbox_stop(&b, true);
 	fsbox_free(&b);
+}
+
+bool fsbox_rootless_podman(const char *engine)
+{
+	cleanup_free char *out = NULL;
+	char *argv[] = {(char *)engine, "info",
+			"--format={{.Host.Security.Rootless}} {{.Host.ServiceIsRemote}}", NULL};
+
+	if (strcmp(engine, "podman") != 0 || geteuid() == 0)
+		return false;
+	return proc_run(argv, PROC_IN_NULL | PROC_OUT_CAPTURE | PROC_ERR_NULL, &out, NULL) == 0 &&
+	       out && !strncmp(out, "true false", 10);
+}
+
+/* Run in podman's namespace: the directory made, and bound onto itself
+ * as a shared mount unless it is one already (one bind per boot of that
+ * namespace, not one per session). */
+static const char share_script[] =
+	"d=$1\n"
+	"mkdir -p \"$d\" || exit 1\n"
+	"awk -v d=\"$d\" '$5 == d && / shared:/ { f = 1 } END { exit !f }' /proc/self/mountinfo "
+	"&& exit 0\n"
+	"mount --bind \"$d\" \"$d\" && mount --make-shared \"$d\"\n";
+
+int fsbox_engine_root(const char *engine, const char *rundir, char **root)
+{
+	cleanup_free char *err = NULL;
+
+	*root = NULL;
+	if (!fsbox_rootless_podman(engine))
+		return (*root = strdup(FSBOX_ENGINE_DIR)) ? 0 : -ENOMEM;
+	cleanup_free char *dir = sandy_asprintf("%s/%s", rundir, FSBOX_ROOTLESS_DIR);
+	if (!dir)
+		return -ENOMEM;
+	char *argv[] = {(char *)engine,	      "unshare", "sh", "-c",
+			(char *)share_script, "sandy",	 dir,  NULL};
+	int status = proc_run(argv, PROC_IN_NULL | PROC_OUT_NULL | PROC_ERR_CAPTURE, NULL, &err);
+	if (status != 0) {
+		sandy_error(
+			"cannot make '%s' a shared mount in rootless podman's namespace ('podman "
+			"unshare' said: %s)",
+			dir, err && *err ? strtok(err, "\n") : "nothing");
+		return status < 0 ? status : -EIO;
+	}
+	*root = steal_ptr(&dir);
+	return 0;
 }
 
 void fsbox_free(struct fsbox *b)
@@ -333,6 +380,7 @@ void fsbox_free(struct fsbox *b)
 	if (b->waiter_fd >= 0)
 		close(b->waiter_fd);
 	free(b->name);
+	free(b->engine_root);
 	free(b->engine_dir);
 	free(b->mountpoint);
 	*b = (struct fsbox){.waiter = -1, .waiter_fd = -1};

@@ -20,11 +20,17 @@
 
 /* In the engine's world, not on this host: one directory per session. */
 #define FSBOX_ENGINE_DIR "/var/lib/sandy/sessions"
+/* For rootless podman, whose world is this host's files seen from a user
+ * and mount namespace of the user's own (`podman unshare` enters it),
+ * where FSBOX_ENGINE_DIR cannot be made: this directory of the runtime
+ * directory, made a shared mount there (fsbox_engine_root). */
+#define FSBOX_ROOTLESS_DIR ".engine"
 
 struct fsbox_spec {
 	const char *engine;
 	const char *image;
 	const char *session_id;
+	const char *engine_root; /* FSBOX_ENGINE_DIR, or fsbox_engine_root's */
 	const char *session_dir; /* host path: the pid file, audit log, policy */
 	const char *project;
 	const char *store_root; /* host path of the projects' stores */
@@ -36,11 +42,12 @@ struct fsbox_spec {
 
 struct fsbox {
 	const char *engine, *image;
-	char *name;	  /* sandy-fs-ID */
-	char *engine_dir; /* FSBOX_ENGINE_DIR/ID */
-	char *mountpoint; /* engine_dir/workspace, in the engine's world */
-	pid_t waiter;	  /* `ENGINE wait NAME`: it ends when the container does */
-	int waiter_fd;	  /* its pidfd, or -1 */
+	char *engine_root; /* where the sessions' directories are, in the engine's world */
+	char *name;	   /* sandy-fs-ID */
+	char *engine_dir;  /* engine_root/ID */
+	char *mountpoint;  /* engine_dir/workspace, in the engine's world */
+	pid_t waiter;	   /* `ENGINE wait NAME`: it ends when the container does */
+	int waiter_fd;	   /* its pidfd, or -1 */
 	bool started;
 };
 
@@ -73,9 +80,20 @@ void fsbox_stop(struct fsbox *b, bool died);
 
 void fsbox_free(struct fsbox *b);
 
-/* What a session SESSION_ID that crashed left in ENGINE's world: its
- * container stopped and removed, the mount and directories cleared. */
-void fsbox_sweep(const char *engine, const char *session_id);
+/* What a session SESSION_ID that crashed left in ENGINE's world below
+ * ENGINE_ROOT: its container stopped and removed, the mount and
+ * directories cleared. */
+void fsbox_sweep(const char *engine, const char *engine_root, const char *session_id);
+
+/* Whether ENGINE is rootless podman on this host: its world is this
+ * host's files in a namespace of the user's own. */
+bool fsbox_rootless_podman(const char *engine);
+
+/* Where ENGINE's sessions get their directories (malloc'ed in *ROOT):
+ * FSBOX_ENGINE_DIR; for rootless podman RUNDIR/FSBOX_ROOTLESS_DIR, made
+ * a shared mount in podman's namespace so that the daemon's mount there
+ * reaches the agent's container. Says what failed. */
+int fsbox_engine_root(const char *engine, const char *rundir, char **root);
 
 /* What ENGINE was found to see, remembered in RUNDIR (the runtime
  * directory) for the engine it reaches now (its own ID and name, and

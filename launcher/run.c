@@ -48,6 +48,7 @@ struct run {
 	struct sandyfs_daemon daemon;
 	/* sandyfs in a container of its own, in the engine's world. */
 	bool in_engine;
+	bool box_only; /* the engine cannot see a mount made here, known before asking */
 	struct fsbox box;
 	const char *fs_image;
 	struct git_snapshot *launch;
@@ -158,16 +159,22 @@ static int resolve_project(struct run *r)
 /* Rootless podman keeps one mount namespace for all its containers, made
  * at its first run; a mount made later on the host (sandyfs's) reaches it
  * only when / is a shared mount, as on systemd hosts. Without that, the
- * agent would see the empty directory under the mount. */
-static int check_rootless_podman(void)
+ * agent would see the empty directory under the mount: sandyfs serves in
+ * podman's namespace instead, unless told to serve here. */
+static int check_rootless_podman(struct run *r)
 {
 	struct mount_entry root;
 
 	if (mount_lookup("/", &root) > 0 && root.shared)
 		return 0;
+	if (r->o->fs_mode != SANDY_FS_MODE_HOST) {
+		r->box_only = true;
+		return 0;
+	}
 	sandy_error("rootless podman cannot see the sandyfs mount on this host, whose / is not a "
-		    "shared mount; make it one ('sudo mount --make-rshared /'), or use docker, "
-		    "or --runtime=none");
+		    "shared mount; make it one ('sudo mount --make-rshared /'), or let sandyfs "
+		    "serve in podman's namespace (--fs-mode=auto), or use docker, or "
+		    "--runtime=none");
 	return -EXDEV;
 }
 
@@ -215,18 +222,20 @@ static int host_checks(struct run *r)
 	if (e == 0 && r->o->fs == SANDY_FS_BIND && r->o->rule_args.n)
 		sandy_note("--type, --rules and --no-detect have no effect with --fs=bind (no "
 			   "policy)");
+	if (e == 0 && r->o->fs == SANDY_FS_FUSE && SANDY_LINUX_HOST && r->engine &&
+	    !strcmp(r->engine, "podman") && geteuid() != 0)
+		e = check_rootless_podman(r);
 	if (e == 0 && r->o->fs == SANDY_FS_FUSE) {
 		if ((e = sandyfs_prog_find(&r->fs, r->engine, r->project, &r->o->rule_args)) < 0)
 			return e;
 		bool other = host_mount_needs_allow_other(r->engine != NULL, &r->user);
-		/* The portable shape mounts nothing on this host. */
-		if (SANDY_LINUX_HOST)
+		/* The portable shape mounts nothing on this host, nor does a
+		 * session that serves in the engine's world for certain. */
+		if (SANDY_LINUX_HOST && !r->box_only && r->o->fs_mode != SANDY_FS_MODE_CONTAINER)
 			e = host_check_fuse(other);
 	}
 	if (e == 0 && r->engine && r->o->runtime != SANDY_RUNTIME_AUTO)
 		e = engine_check(r->engine, false);
-	if (e == 0 && r->engine && !strcmp(r->engine, "podman") && geteuid() != 0 && r->fs.path)
-		e = check_rootless_podman();
 	if (e == 0 && r->engine)
 		e = engine_image_check(r->engine, r->o->image);
 	if (e == 0 && r->engine)
@@ -307,17 +316,21 @@ static int start_box(struct run *r)
 	cleanup_free char *root = sandy_cache_dir();
 	cleanup_free char *pidfile = sandy_asprintf("%s/fsbox.pid", r->s.dir);
 	cleanup_free char *name = fsbox_name(r->s.id);
+	cleanup_free char *engine_root = NULL;
 	int e;
 
 	if (!root || !pidfile || !name)
 		return -ENOMEM;
+	if ((e = fsbox_engine_root(r->engine, r->s.rundir, &engine_root)) < 0)
+		return e;
 	if (!engine_has_image(r->engine, r->fs_image)) {
 		sandy_error("the image of sandyfs's own container '%s' is not in %s; build it with "
 			    "'sandy build-image'",
 			    r->fs_image, r->engine);
 		return -ENOENT;
 	}
-	if ((e = session_record(&r->s, "fsbox", name)) < 0) {
+	if ((e = session_record(&r->s, "fsbox", name)) < 0 ||
+	    (e = session_record(&r->s, "fsbox-root", engine_root)) < 0) {
 		sandy_error("cannot write to session directory '%s': %s", r->s.dir, strerror(-e));
 		return e;
 	}
@@ -325,6 +338,7 @@ static int start_box(struct run *r)
 		.engine = r->engine,
 		.image = r->fs_image,
 		.session_id = r->s.id,
+		.engine_root = engine_root,
 		.session_dir = r->s.dir,
 		.project = r->project,
 		.store_root = root,
@@ -344,7 +358,12 @@ static int start_box(struct run *r)
 static int start_serving(struct run *r)
 {
 	r->fs_image = fsbox_image();
-	if (r->engine && (r->o->fs_mode == SANDY_FS_MODE_CONTAINER || !SANDY_LINUX_HOST))
+	if (r->box_only && !r->o->quiet)
+		sandy_note(
+			"rootless podman does not see this host's mounts (/ is not a shared "
+			"mount); sandyfs serves in a container of its own in podman's namespace");
+	if (r->engine &&
+	    (r->o->fs_mode == SANDY_FS_MODE_CONTAINER || !SANDY_LINUX_HOST || r->box_only))
 		return start_box(r);
 	int e = start_host_mount(r);
 	if (e < 0 || !r->engine)

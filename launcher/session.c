@@ -20,7 +20,7 @@
 static const char *const session_files[] = {
 	"lock",	     "project",	    "runtime",	      "container",    "denials.jsonl",
 	"POLICY.md", "sandyfs.pid", "agent-settings", "agent-memory", "ssh-agent.sock",
-	"gateway",   "fsbox",	    "fsbox.pid",
+	"gateway",   "fsbox",	    "fsbox.pid",      "fsbox-root",
 };
 
 /* The directories it may hold that the command or the network gateway
@@ -192,8 +192,10 @@ static void sweep_one(const char *dir, const char *sandyfs)
 	if (runtime && gateway)
 		engine_remove(runtime, gateway);
 	cleanup_free char *fsbox = read_key(dir, "fsbox");
+	cleanup_free char *fsbox_root = read_key(dir, "fsbox-root");
 	if (runtime && fsbox)
-		fsbox_sweep(runtime, strrchr(dir, '/') + 1);
+		fsbox_sweep(runtime, fsbox_root ? fsbox_root : FSBOX_ENGINE_DIR,
+			    strrchr(dir, '/') + 1);
 	if (mounts_under(dir, &mounts) == 0) {
 		for (size_t i = 0; i < mounts.n; i++)
 			if (sandyfs_unmount(sandyfs, mounts.v[i]) < 0)
@@ -214,7 +216,9 @@ void session_sweep(const char *rundir, const char *sandyfs)
 	if (!d)
 		return;
 	while ((de = readdir(d))) {
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+		/* Not a session: rootless podman's share (fsbox.h). */
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") ||
+		    !strcmp(de->d_name, FSBOX_ROOTLESS_DIR))
 			continue;
 		cleanup_free char *dir = sandy_asprintf("%s/%s", rundir, de->d_name);
 		struct stat st;

@@ -5,7 +5,7 @@ set -eu
 pkgs=(build-essential meson ninja-build pkg-config clang
 	libfuse3-dev fuse3 libgit2-dev libpcre2-dev libcjson-dev libutf8proc-dev liburing-dev libnuma-dev
 	git attr acl util-linux procps psmisc bindfs ripgrep
-	docker.io busybox-static bubblewrap openssh-client mmdebstrap podman catatonit
+	docker.io busybox-static bubblewrap openssh-client mmdebstrap podman catatonit uidmap
 	iproute2 curl jq dnsmasq-base nftables
 	cmake autoconf automake libtool clang-format vim perl python3-venv python3-pytest
 	groff-base mandoc zsh
