@@ -17,6 +17,8 @@
 #include "sandyfs.h"
 #include "session.h"
 
+#include "common/mountinfo.h"
+
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -139,6 +141,24 @@ static bool fuse_needed(const struct doctor *d)
 	return d->o->fs == SANDY_FS_FUSE;
 }
 
+/* Rootless podman on a host whose / is not shared: sandyfs serves in its
+ * namespace, never on this host (run.c, check_rootless_podman). */
+static bool rootless_podman_unshared(const char *engine)
+{
+	struct mount_entry root;
+
+	return engine && !strcmp(engine, "podman") && geteuid() != 0 &&
+	       !(mount_lookup("/", &root) > 0 && root.shared);
+}
+
+/* Whether a mount on this host would let the container's user in, known
+ * before the engine answers: not when sandyfs serves in its world. */
+static bool mounts_here_for_others(const struct doctor *d)
+{
+	return d->o->fs_mode != SANDY_FS_MODE_CONTAINER &&
+	       !(d->o->runtime == SANDY_RUNTIME_PODMAN && rootless_podman_unshared("podman"));
+}
+
 static void check_project(struct doctor *d)
 {
 	struct stat st;
@@ -211,7 +231,7 @@ static void check_fuse(struct doctor *d)
 	} else
 		item(d, OK, "fusermount3", "not found; not needed as root");
 
-	bool other = d->have_user &&
+	bool other = d->have_user && mounts_here_for_others(d) &&
 		     host_mount_needs_allow_other(d->o->runtime != SANDY_RUNTIME_NONE, &d->user);
 	if (host_fuse_conf_allows_other())
 		item(d, OK, "fuse.conf", "user_allow_other is set in /etc/fuse.conf");
@@ -484,14 +504,17 @@ static void check_fs_mode(struct doctor *d)
 		     "sandy (--fs-mode=auto)");
 	if (d->o->runtime == SANDY_RUNTIME_NONE || d->o->fs != SANDY_FS_FUSE || !d->engine)
 		return;
+	bool unshared = rootless_podman_unshared(d->engine);
 	int sees = !SANDY_LINUX_HOST			      ? 0
 		   : d->o->fs_mode == SANDY_FS_MODE_HOST      ? 1
 		   : d->o->fs_mode == SANDY_FS_MODE_CONTAINER ? 0
+		   : unshared				      ? 0
 		   : session_rundir(&rundir) == 0	      ? fsbox_remembered(rundir, d->engine)
 							      : -1;
 	const char *why = !SANDY_LINUX_HOST			? "this host mounts nothing"
 			  : d->o->fs_mode != SANDY_FS_MODE_AUTO ? "--fs-mode"
-								: "the engine said so";
+			  : unshared ? "rootless podman, and this host's / is not a shared mount"
+				     : "the engine said so";
 	if (sees > 0)
 		item(d, OK, "fs mode", "host: sandyfs serves on this host (%s)", why);
 	else if (sees < 0)

@@ -107,6 +107,13 @@ check "no mount is left in podman's namespace but its shared directory" \
 check "no session directory is left" eval '[ -z "$(ls "$engine_root")" ] &&
 	[ -z "$(find "$urun/sandy" -mindepth 1 -maxdepth 1 ! -name .engine ! -name "engine-*")" ]'
 
+out=$(as_user "cd '$proj' && '$SANDY' doctor --runtime=podman --rules '$rules'")
+check "sandy doctor says sandyfs serves in a container of its own in podman's world" \
+	grep -Eq "^ok +fs mode +container: .*rootless podman" <<<"$out" || diag "$out"
+check "  that the user's mount needs no user_allow_other" \
+	eval '! grep -q "^fail *fuse.conf" <<<"$out"'
+check "  and that the session would start" grep -Eq "^ok +session +would start" <<<"$out"
+
 # sandy killed (a crash): the next session clears what it left in podman.
 as_user "cd '$proj' && exec '$SANDY' -q --runtime=podman --rules '$rules' -- sleep 120" \
 	</dev/null >/dev/null &
