@@ -581,18 +581,13 @@ static const char box_source_dockerfile[] =
  * quiet, since without one sandyfs is built in the image. */
 static char *find_sandyfs(void)
 {
-	static const struct install_item sandyfs = {
-		.what = "sandyfs",
-		.build = SANDY_BUILD_SANDYFS,
-		.name = "sandyfs",
-		.program = true,
-	};
 	const char *env = getenv("SANDYFS");
 	char *found = NULL;
 
 	if (env && *env)
 		return strdup(env);
-	if (install_find(&sandyfs, &found, NULL) == 0 || host_find_program("sandyfs", &found))
+	if (install_find(&host_sandyfs_item, &found, NULL) == 0 ||
+	    host_find_program("sandyfs", &found))
 		return found;
 	return NULL;
 }

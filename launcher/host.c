@@ -98,14 +98,16 @@ bool host_find_program(const char *name, char **found)
 	return false;
 }
 
+const struct install_item host_sandyfs_item = {
+	.what = "sandyfs",
+	.build = SANDY_BUILD_SANDYFS,
+	.name = "sandyfs",
+	.program = true,
+};
+
 char *host_find_sandyfs(void)
 {
-	static const struct install_item sandyfs = {
-		.what = "sandyfs",
-		.build = SANDY_BUILD_SANDYFS,
-		.name = "sandyfs",
-		.program = true,
-	};
+	const struct install_item *sandyfs = &host_sandyfs_item;
 	const char *env = getenv("SANDYFS");
 	cleanup_free char *err = NULL;
 	char *found = NULL;
@@ -117,7 +119,7 @@ char *host_find_sandyfs(void)
 			    access(env, F_OK) == 0 ? "not an executable file" : strerror(errno));
 		return NULL;
 	}
-	if (install_find(&sandyfs, &found, &err) == 0)
+	if (install_find(sandyfs, &found, &err) == 0)
 		return found;
 	if (host_find_program("sandyfs", &found))
 		return found;

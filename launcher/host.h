@@ -5,6 +5,8 @@
 #ifndef SANDY_HOST_H
 #define SANDY_HOST_H
 
+#include "common/install.h"
+
 #include <stdbool.h>
 #include <sys/types.h>
 
@@ -31,6 +33,8 @@ bool host_find_program(const char *name, char **found);
  * beside sandy, PREFIX/BINDIR/sandyfs), else PATH. NULL (message printed)
  * when there is none. */
 char *host_find_sandyfs(void);
+/* Where common/install.h looks for it. */
+extern const struct install_item host_sandyfs_item;
 
 /* /dev/fuse usable; as non-root fusermount3 present; and when
  * NEED_ALLOW_OTHER, user_allow_other set in /etc/fuse.conf. 0 or -errno
