@@ -1,10 +1,12 @@
 /* cachedir.c - see cachedir.h. */
 #include "cachedir.h"
 
+#include <errno.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 char *sandy_cache_dir(void)
@@ -25,6 +27,27 @@ char *sandy_cache_dir(void)
 	if (!v || !*v)
 		return NULL;
 	return asprintf(&out, "%s/.cache/sandy", v) < 0 ? NULL : out;
+}
+
+int sandy_make_path(const char *path, unsigned mode)
+{
+	char *p = strdup(path);
+	int r = 0;
+
+	if (!p)
+		return -ENOMEM;
+	for (char *s = p + 1; r == 0 && *s; s++) {
+		if (*s != '/')
+			continue;
+		*s = '\0';
+		if (mkdir(p, 0755) < 0 && errno != EEXIST)
+			r = -errno;
+		*s = '/';
+	}
+	if (r == 0 && mkdir(p, (mode_t)mode) < 0 && errno != EEXIST)
+		r = -errno;
+	free(p);
+	return r;
 }
 
 char *sandy_config_dir(void)

@@ -52,26 +52,6 @@ int sfs_store_default_path(const char *source_resolved, char **out)
 	return 0;
 }
 
-/* mkdir -p PATH, the last component with MODE. */
-static int make_path(const char *path, mode_t mode)
-{
-	cleanup_free char *p = strdup(path);
-
-	if (!p)
-		return -ENOMEM;
-	for (char *s = p + 1; *s; s++) {
-		if (*s != '/')
-			continue;
-		*s = '\0';
-		if (mkdir(p, 0755) < 0 && errno != EEXIST)
-			return -errno;
-		*s = '/';
-	}
-	if (mkdir(p, mode) < 0 && errno != EEXIST)
-		return -errno;
-	return 0;
-}
-
 /* Gives directory NAME in DIRFD the owner and mode of SOURCE's directory
  * ST (the daemon's own uid cannot give away what it makes, so only root
  * changes the owner). */
@@ -100,7 +80,7 @@ int sfs_store_open(const char *path, const char *source_resolved, int source_fd,
 
 	*out = NULL;
 	*err = NULL;
-	r = make_path(path, 0700);
+	r = sandy_make_path(path, 0700);
 	if (r < 0)
 		return err_set(err, -r, "cannot make store directory '%s': %s", path, strerror(-r));
 	s = calloc(1, sizeof(*s));

@@ -48,14 +48,24 @@ static int push_same_path(struct strv *argv, const char *path, bool readonly)
 	return engine_push_bind(argv, path, path, readonly ? "readonly" : NULL);
 }
 
-/* The rule files named by --rules, which the daemon reads at their paths. */
+/* The rule files named by --rules, which the daemon reads at their paths.
+ * One that cannot be read is said as sandyfs would say it, rather than as
+ * the engine's refusal to bind it. */
 static int push_rule_files(struct strv *argv, const struct strv *rule_args)
 {
 	int r = 0;
 
-	for (size_t i = 0; r == 0 && i + 1 < rule_args->n; i++)
-		if (!strcmp(rule_args->v[i], "--rules") || !strcmp(rule_args->v[i], "-r"))
-			r = push_same_path(argv, rule_args->v[++i], true);
+	for (size_t i = 0; r == 0 && i + 1 < rule_args->n; i++) {
+		if (strcmp(rule_args->v[i], "--rules") != 0 && strcmp(rule_args->v[i], "-r") != 0)
+			continue;
+		const char *file = rule_args->v[++i];
+		if (access(file, R_OK) < 0) {
+			r = -errno;
+			sandy_error("cannot open rule file '%s': %s", file, strerror(-r));
+			return r;
+		}
+		r = push_same_path(argv, file, true);
+	}
 	return r;
 }
 
@@ -146,12 +156,16 @@ int fsbox_query_argv(struct strv *argv, const char *engine, const char *image, c
 	size_t len = strlen(project);
 	int r = 0;
 
-	if (!store)
+	if (!store) {
+		sandy_error("cannot tell where the projects' stores are: no home directory");
 		return -ENOENT;
-	/* The store's root, so that the question finds the project's store
-	 * where the daemon made it. */
-	if (mkdir(store, 0700) < 0 && errno != EEXIST)
-		return -errno;
+	}
+	/* The store's root, bound into the container, so that the question
+	 * finds the project's store where the daemon made it. */
+	if ((r = sandy_make_path(store, 0700)) < 0) {
+		sandy_error("cannot make the store directory '%s': %s", store, strerror(-r));
+		return r;
+	}
 	r = strv_ok(r, strv_push(argv, engine));
 	r = strv_ok(r, strv_push(argv, "run"));
 	r = strv_ok(r, strv_push(argv, "--rm"));
@@ -190,8 +204,7 @@ int fsbox_start(const struct fsbox_spec *s, struct fsbox *b)
 	b->mountpoint = b->engine_dir ? sandy_asprintf("%s/workspace", b->engine_dir) : NULL;
 	if (!b->name || !b->mountpoint)
 		return -ENOMEM;
-	if (mkdir(s->store_root, 0700) < 0 && errno != EEXIST) {
-		r = -errno;
+	if ((r = sandy_make_path(s->store_root, 0700)) < 0) {
 		sandy_error("cannot make the store directory '%s': %s", s->store_root,
 			    strerror(-r));
 		return r;
