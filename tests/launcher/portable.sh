@@ -116,6 +116,16 @@ check "  src/a.js is writable" grep -q '^src/a\.js: writable' <<<"$out"
 out=$(cd "$proj/src" && "$SANDY" explain -C .. .envrc 2>&1)
 check "  a project named from a subdirectory means what it means here" \
 	grep -q '^\.envrc: protected' <<<"$out" || diag "$out"
+out=$(cd "$proj" && env -u SANDY_CACHE_DIR -u XDG_CACHE_HOME HOME="$base/fresh-home" \
+	"$SANDY" explain .envrc 2>&1)
+check "explain with a home that has no ~/.cache yet" grep -q '^\.envrc: protected' <<<"$out" ||
+	diag "$out"
+check "  makes the store's directory there" test -d "$base/fresh-home/.cache/sandy"
+out=$(cd "$proj" && "$SANDY" explain -r "$base/missing.json" .envrc 2>&1)
+check_eq "explain with a missing rule file: sandy's status" 125 "$?"
+check "  names the file" grep -q "cannot open rule file '$base/missing.json'" <<<"$out" ||
+	diag "$out"
+check "  and nothing is made at its path" test ! -e "$base/missing.json"
 # What this host's sandyfs (of this build) answers, the image answers.
 out=$("$SANDY" git list "$proj" 2>&1)
 rc=$?
