@@ -53,9 +53,10 @@ static void child_redirect(int fd, int target)
 	}
 }
 
-/* Forks and execs ARGV. OUTFD/ERRFD (-1: by FLAGS) become stdout/stderr.
- * Exec failures come back through a close-on-exec pipe as an errno. */
-static int spawn(char *const argv[], unsigned flags, int outfd, int errfd, pid_t *pidp)
+/* Forks and execs ARGV. INFD/OUTFD/ERRFD (-1: by FLAGS) become stdin,
+ * stdout and stderr. Exec failures come back through a close-on-exec pipe
+ * as an errno. */
+static int spawn(char *const argv[], unsigned flags, int infd, int outfd, int errfd, pid_t *pidp)
 {
 	int report[2];
 	int r = platform_pipe(report);
@@ -86,6 +87,7 @@ static int spawn(char *const argv[], unsigned flags, int outfd, int errfd, pid_t
 			dup2(null, 2);
 		if (null > 2)
 			close(null);
+		child_redirect(infd, 0);
 		child_redirect(outfd, 1);
 		child_redirect(errfd, 2);
 		execvp(argv[0], argv);
@@ -110,7 +112,7 @@ static int spawn(char *const argv[], unsigned flags, int outfd, int errfd, pid_t
 
 int proc_spawn(char *const argv[], unsigned flags, pid_t *pid)
 {
-	return spawn(argv, flags & ~(PROC_OUT_CAPTURE | PROC_ERR_CAPTURE), -1, -1, pid);
+	return spawn(argv, flags & ~(PROC_OUT_CAPTURE | PROC_ERR_CAPTURE), -1, -1, -1, pid);
 }
 
 struct sink {
@@ -192,7 +194,7 @@ int proc_run(char *const argv[], unsigned flags, char **out, char **errout)
 		child_fds[i] = p[1];
 	}
 	/* The child's ends are close-on-exec; dup2 in the child clears that. */
-	r = spawn(argv, flags, child_fds[0], child_fds[1], &pid);
+	r = spawn(argv, flags, -1, child_fds[0], child_fds[1], &pid);
 	for (int i = 0; i < 2; i++)
 		if (child_fds[i] >= 0)
 			close(child_fds[i]);
@@ -225,4 +227,29 @@ fail:
 			close(child_fds[i]);
 	}
 	return r;
+}
+
+int proc_run_input(char *const argv[], const char *input, size_t len)
+{
+	struct sigaction ignore = {.sa_handler = SIG_IGN}, old;
+	int p[2];
+	pid_t pid;
+	int r = platform_pipe(p);
+
+	if (r < 0)
+		return r;
+	/* The child's end is close-on-exec; dup2 in the child clears that. */
+	r = spawn(argv, 0, p[0], -1, -1, &pid);
+	close(p[0]);
+	if (r < 0) {
+		close(p[1]);
+		return r;
+	}
+	/* EPIPE rather than SIGPIPE when it stops reading. */
+	sigemptyset(&ignore.sa_mask);
+	sigaction(SIGPIPE, &ignore, &old);
+	sandy_write_all(p[1], input, len);
+	close(p[1]);
+	sigaction(SIGPIPE, &old, NULL);
+	return proc_wait(pid);
 }

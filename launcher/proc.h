@@ -6,6 +6,7 @@
 #define SANDY_PROC_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <sys/types.h>
 
 enum {
@@ -26,6 +27,12 @@ int proc_spawn(char *const argv[], unsigned flags, pid_t *pid);
  * (0-255, 128+N for signal N) or -errno when it could not be started.
  * With the capture flags, *OUT and *ERROUT get the output (malloc'ed). */
 int proc_run(char *const argv[], unsigned flags, char **out, char **errout);
+
+/* Runs ARGV to completion with the LEN bytes of INPUT on its standard
+ * input (stdout and stderr are sandy's): the status as proc_run returns
+ * it. A program that stops reading early is not an error here; its status
+ * says what it made of what it read. */
+int proc_run_input(char *const argv[], const char *input, size_t len);
 
 /* waitpid() for PID, retried on EINTR; the status as a shell reports it. */
 int proc_wait(pid_t pid);
