@@ -117,13 +117,14 @@ _sandy()
 	_sandy_words
 	COMPREPLY=()
 
-	local -a subcommands=(explain clean allow git build-image doctor)
+	local -a subcommands=(explain clean allow git build-image kube doctor)
 	local rule_opts='--type -t --no-detect --rules -r'
 	local session_opts="--fs= --fs-mode= --runtime= --image --agent --env -e --network= --allow
 		--push-gate --quiet -q $rule_opts --help --version"
 	# The options whose value is the next word, as sandy's find_command.
 	local takes_value=' --fs --fs-mode --runtime --image -t --type -r --rules -C --agent -e --env
-		--from --network --allow --session --gateway-image '
+		--from --network --allow --session --gateway-image --repo --branch --name --volume-claim
+		--memory --cpus '
 	takes_value=${takes_value//$'\n'/ }
 	takes_value=${takes_value//$'\t'/ }
 
@@ -134,7 +135,7 @@ _sandy()
 	done
 
 	# After "--" (not an option's value): COMMAND and its arguments for a
-	# session, build arguments for build-image.
+	# session and for kube, build arguments for build-image.
 	local first=1 dashdash=0
 	[[ -n $cmd ]] && first=2
 	local -a args=()
@@ -188,7 +189,8 @@ _sandy()
 	-C) _sandy_files -d ;;
 	-e | --env) _sandy_values $(compgen -e) ;;
 	--session) _sandy_values $(_sandy_session_ids) ;;
-	--image | --from | --gateway-image | --allow) ;;
+	--image | --from | --gateway-image | --allow | --repo | --branch | --name | --volume-claim | \
+		--memory | --cpus) ;;
 	esac
 	[[ -n $opt ]] && return
 
@@ -237,6 +239,11 @@ _sandy()
 	build-image)
 		[[ $cur == -* ]] && _sandy_options --image --gateway-image --gateway-only --fs-only \
 			--fs-from-source --from --runtime= --help
+		;;
+	kube)
+		[[ $cur == -* ]] && _sandy_options --repo --branch --name --volume-claim --memory \
+			--cpus --no-native-sidecars --apply --image --agent --network= --allow \
+			$rule_opts --help
 		;;
 	doctor | '')
 		if [[ $cur == -* ]]; then

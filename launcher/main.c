@@ -1,22 +1,27 @@
 /* main.c - the sandy command line: parses arguments, dispatches to a
- * session, `explain` or `build-image`, and is the only place that turns
- * usage errors into exit statuses. */
+ * session, `explain`, `build-image` or `kube`, and is the only place that
+ * turns usage errors into exit statuses. */
 
 #include "config.h"
 #include "agentgit.h"
 #include "doctor.h"
 #include "egress.h"
 #include "engine.h"
+#include "fsbox.h"
 #include "gateway.h"
 #include "host.h"
+#include "kube.h"
+#include "proc.h"
 #include "run.h"
 #include "sandy_help.h"
 #include "sandyfs.h"
 #include "world.h"
 
+#include "common/cachedir.h"
 #include "common/cli.h"
 
 #include <cJSON.h>
+#include <dirent.h>
 #include <getopt.h>
 #include <git2.h>
 #include <limits.h>
@@ -77,6 +82,14 @@ enum {
 	OPT_PUSH_GATE,
 	OPT_FORCE,
 	OPT_FS_FROM_SOURCE,
+	OPT_REPO,
+	OPT_BRANCH,
+	OPT_NAME,
+	OPT_VOLUME_CLAIM,
+	OPT_MEMORY,
+	OPT_CPUS,
+	OPT_NO_NATIVE_SIDECARS,
+	OPT_APPLY,
 };
 
 /* Handles the rule options shared by a session and `explain`: 1 when C
@@ -102,15 +115,20 @@ static int find_command(int argc, char **argv)
 		"--fs",	   "--fs-mode", "--runtime",	  "--image", "-t",    "--type", "-r",
 		"--rules", "-C",	"--agent",	  "-e",	     "--env", "--from", "--network",
 		"--allow", "--session", "--gateway-image"};
+	/* `sandy kube`'s. */
+	static const char *const kube_takes_value[] = {"--repo",	 "--branch", "--name",
+						       "--volume-claim", "--memory", "--cpus"};
 
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--"))
 			return i;
+		bool value = false;
 		for (size_t k = 0; k < ARRAY_SIZE(takes_value); k++)
-			if (!strcmp(argv[i], takes_value[k])) {
-				i++;
-				break;
-			}
+			value |= !strcmp(argv[i], takes_value[k]);
+		for (size_t k = 0; k < ARRAY_SIZE(kube_takes_value); k++)
+			value |= !strcmp(argv[i], kube_takes_value[k]);
+		if (value)
+			i++;
 	}
 	return argc;
 }
@@ -546,6 +564,281 @@ static int cmd_build_image(int argc, char **argv)
 		       : 0;
 }
 
+/* The rule files a session's sandyfs would read beyond the shipped ones,
+ * for the ConfigMap, in the order it reads them: those of --rules in
+ * RULE_ARGS, then the user's (rules.d of the configuration directory, by
+ * name). In the Pod all are --rules, which sandyfs trusts as it trusts
+ * rules.d. Names in NAMES, texts in TEXTS, one each. */
+static int kube_rule_texts(const struct strv *rule_args, struct strv *names, struct strv *texts)
+{
+	cleanup_free char *config = sandy_config_dir();
+	cleanup_free char *dir = config ? sandy_asprintf("%s/rules.d", config) : NULL;
+	cleanup_strv struct strv files = {0};
+	struct dirent **list = NULL;
+	int n = dir ? scandir(dir, &list, NULL, alphasort) : -1, r = 0;
+
+	for (size_t i = 0; r == 0 && i + 1 < rule_args->n; i++)
+		if (!strcmp(rule_args->v[i], "--rules"))
+			r = strv_push(&files, rule_args->v[++i]);
+	for (int i = 0; i < n; i++) {
+		size_t len = strlen(list[i]->d_name);
+		if (r == 0 && list[i]->d_name[0] != '.' && len > 5 &&
+		    !strcmp(list[i]->d_name + len - 5, ".json"))
+			r = strv_pushf(&files, "%s/%s", dir, list[i]->d_name);
+		free(list[i]);
+	}
+	free(list);
+	for (size_t i = 0; r == 0 && i < files.n; i++) {
+		cleanup_free char *text = NULL;
+		r = sandy_read_file(files.v[i], 1 << 20, &text);
+		if (r < 0) {
+			sandy_error("cannot read rule file '%s': %s", files.v[i], strerror(-r));
+			return r;
+		}
+		r = strv_push(names, files.v[i]);
+		r = strv_ok(r, strv_push(texts, text));
+	}
+	return r;
+}
+
+/* The resolvers the gateway forwards to, and the clone uses before the
+ * gateway runs: SANDY_DNS_UPSTREAM, else the usual address of a
+ * cluster's DNS service (cmd_kube says so); printing the manifests asks
+ * no cluster. */
+static int kube_upstreams(struct strv *out)
+{
+	const char *env = getenv("SANDY_DNS_UPSTREAM");
+	cleanup_free char *copy = env && *env ? strdup(env) : NULL;
+	char *save = NULL;
+
+	if (!env || !*env)
+		return strv_push(out, KUBE_DEFAULT_DNS);
+	if (!copy)
+		return -ENOMEM;
+	for (char *t = strtok_r(copy, " ,", &save); t; t = strtok_r(NULL, " ,", &save)) {
+		if (egress_upstream_check(t) < 0) {
+			sandy_error(
+				"bad address '%s' in SANDY_DNS_UPSTREAM: an IPv4 address outside "
+				"127.0.0.0/8 is needed",
+				t);
+			return -EINVAL;
+		}
+		if (strv_push(out, t) < 0)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* `sandy kube [OPTIONS] --repo URL [-- COMMAND [ARGS...]]`: the manifests
+ * of one session on a cluster (kube.h), printed, or with --apply handed
+ * to `kubectl apply -f -`. */
+static int cmd_kube(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{"repo", required_argument, NULL, OPT_REPO},
+		{"branch", required_argument, NULL, OPT_BRANCH},
+		{"name", required_argument, NULL, OPT_NAME},
+		{"volume-claim", required_argument, NULL, OPT_VOLUME_CLAIM},
+		{"memory", required_argument, NULL, OPT_MEMORY},
+		{"cpus", required_argument, NULL, OPT_CPUS},
+		{"no-native-sidecars", no_argument, NULL, OPT_NO_NATIVE_SIDECARS},
+		{"apply", no_argument, NULL, OPT_APPLY},
+		{"image", required_argument, NULL, OPT_IMAGE},
+		{"agent", required_argument, NULL, OPT_AGENT},
+		{"network", required_argument, NULL, OPT_NETWORK},
+		{"allow", required_argument, NULL, OPT_ALLOW},
+		{"type", required_argument, NULL, 't'},
+		{"rules", required_argument, NULL, 'r'},
+		{"no-detect", no_argument, NULL, OPT_NO_DETECT},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	const char *image = getenv("SANDY_IMAGE"), *gateway = getenv("SANDY_GATEWAY_IMAGE");
+	const char *network = getenv("SANDY_NETWORK"), *agent = NULL, *env_agent;
+	const char *token = getenv("SANDY_GIT_TOKEN"), *user = getenv("SANDY_GIT_USER");
+	cleanup_strv struct strv rule_args = {0}, allow_args = {0}, types = {0}, allow = {0};
+	cleanup_strv struct strv upstreams = {0}, names = {0}, texts = {0};
+	cleanup_free struct kube_rule_file *rules = NULL;
+	cleanup_free char *default_name = NULL, *why = NULL, *text = NULL;
+	struct kube_options o = {
+		.image = image && *image ? image : SANDY_DEFAULT_IMAGE,
+		.fs_image = fsbox_image(),
+		.gateway_image = gateway && *gateway ? gateway : SANDY_DEFAULT_GATEWAY_IMAGE,
+		.memory = KUBE_DEFAULT_MEMORY,
+		.cpus = KUBE_DEFAULT_CPUS,
+		.native_sidecars = true,
+		.types = &types,
+		.allow = &allow,
+		.upstreams = &upstreams,
+	};
+	int split = find_command(argc, argv), c, r;
+	char **command = NULL;
+	bool apply = false;
+	cJSON *docs = NULL;
+
+	if (network && *network && parse_network(network, &o.network) < 0)
+		return usage_error("unknown network '%s' in SANDY_NETWORK (filtered, open, none)",
+				   network);
+	opterr = 0;
+	while ((c = getopt_long(split, argv, ":t:r:h", longopts, NULL)) != -1) {
+		if ((r = rule_option(c, &rule_args)) < 0)
+			return out_of_memory();
+		if (r > 0)
+			continue;
+		switch (c) {
+		case OPT_REPO:
+			o.repo = optarg;
+			break;
+		case OPT_BRANCH:
+			o.branch = optarg;
+			break;
+		case OPT_NAME:
+			o.name = optarg;
+			break;
+		case OPT_VOLUME_CLAIM:
+			o.volume_claim = optarg;
+			break;
+		case OPT_MEMORY:
+			o.memory = optarg;
+			break;
+		case OPT_CPUS:
+			o.cpus = optarg;
+			break;
+		case OPT_NO_NATIVE_SIDECARS:
+			o.native_sidecars = false;
+			break;
+		case OPT_APPLY:
+			apply = true;
+			break;
+		case OPT_IMAGE:
+			o.image = optarg;
+			break;
+		case OPT_AGENT:
+			if (!world_agent_known(optarg))
+				return usage_error("unknown agent '%s' for --agent (claude, codex, "
+						   "gemini)",
+						   optarg);
+			agent = optarg;
+			break;
+		case OPT_NETWORK:
+			if (parse_network(optarg, &o.network) < 0)
+				return usage_error(
+					"unknown network '%s' for --network (filtered, open, none)",
+					optarg);
+			break;
+		case OPT_ALLOW: {
+			const char *bad;
+			if (egress_domain_check(optarg, &bad) < 0)
+				return usage_error("bad domain '%s' for --allow: %s", optarg, bad);
+			if (strv_push(&allow_args, optarg) < 0)
+				return out_of_memory();
+			break;
+		}
+		default:
+			return help_or_bad_option(c, argv);
+		}
+	}
+	if (optind != split)
+		return usage_error("unexpected argument '%s' (the agent's command goes after '--')",
+				   argv[optind]);
+	if (!o.repo)
+		return usage_error("kube needs --repo URL: the repository the Pod clones");
+	if (split < argc) {
+		if (split + 1 == argc)
+			return usage_error("no COMMAND after '--'");
+		o.command = command = argv + split + 1;
+	}
+	env_agent = getenv("SANDY_AGENT");
+	if (!agent && env_agent && *env_agent && !world_agent_known(env_agent))
+		return usage_error("unknown agent '%s' in SANDY_AGENT (claude, codex, gemini)",
+				   env_agent);
+	o.agent = pick_agent(agent, command);
+	if (!o.name) {
+		if (!(default_name = kube_default_name(o.repo)))
+			return out_of_memory();
+		o.name = default_name;
+	}
+	/* The rule options, taken apart: sandyfs in the Pod reads the rule
+	 * files from the ConfigMap, and the types also choose the
+	 * registries the allowlist holds. */
+	for (size_t i = 0; i < rule_args.n; i++) {
+		if (!strcmp(rule_args.v[i], "--no-detect"))
+			o.no_detect = true;
+		else if (!strcmp(rule_args.v[i], "--type") && i + 1 < rule_args.n &&
+			 strv_push(&types, rule_args.v[++i]) < 0)
+			return out_of_memory();
+	}
+	if (kube_rule_texts(&rule_args, &names, &texts) < 0)
+		return SANDY_EXIT_FAILURE;
+	if (names.n && !(rules = calloc(names.n, sizeof(*rules))))
+		return out_of_memory();
+	for (size_t i = 0; i < names.n; i++)
+		rules[i] = (struct kube_rule_file){names.v[i], texts.v[i]};
+	o.rules = rules;
+	o.n_rules = names.n;
+	if (o.network != EGRESS_OPEN && kube_upstreams(&upstreams) < 0)
+		return SANDY_EXIT_FAILURE;
+	if (o.network == EGRESS_FILTERED) {
+		struct host_user u = {0};
+		if (host_user(&u) < 0)
+			return SANDY_EXIT_FAILURE;
+		r = gateway_allowlist(o.agent, &types, &allow_args, &u, &allow);
+		host_user_free(&u);
+		if (r < 0)
+			return SANDY_EXIT_FAILURE;
+	}
+	/* The credentials, from this environment, as a session passes the
+	 * agent's: what is not here is not printed, and the Pod reads the
+	 * Secret when it exists. */
+	const char *key = kube_api_key_name(o.agent), *value = getenv(key);
+	if (value && *value)
+		o.api_key = value;
+	if (token && *token) {
+		o.git_password = token;
+		o.git_username = user && *user ? user : NULL;
+	}
+	r = kube_manifests(&o, &docs, &why);
+	if (r == -EINVAL)
+		return usage_error("%s", why);
+	if (r < 0 || !(text = kube_stream(docs))) {
+		cJSON_Delete(docs);
+		return out_of_memory();
+	}
+	cJSON_Delete(docs);
+	/* What the manifests assume, once they are known to be made. */
+	const char *dns = getenv("SANDY_DNS_UPSTREAM");
+	if (o.network != EGRESS_OPEN && (!dns || !*dns))
+		sandy_note("the gateway forwards allowed names to %s, where most clusters have "
+			   "their DNS service; set SANDY_DNS_UPSTREAM to yours ('kubectl "
+			   "--namespace=kube-system get service kube-dns')",
+			   KUBE_DEFAULT_DNS);
+	if (o.network == EGRESS_FILTERED && !types.n)
+		sandy_note("no --type: the project's types are detected in the Pod, after the "
+			   "allowlist is made, so it holds no package registry; name them with "
+			   "--type, or --allow the registries");
+	if (!o.api_key)
+		sandy_note("no %s here: Secret '%s-agent' is not printed; create it ('kubectl "
+			   "create secret generic %s-agent --from-literal=%s=...'), or log in "
+			   "inside the Pod",
+			   key, o.name, o.name, key);
+	if (!apply) {
+		fputs(text, stdout);
+		return fflush(stdout) == 0 ? 0 : SANDY_EXIT_FAILURE;
+	}
+	if (!host_find_program("kubectl", NULL)) {
+		sandy_error("cannot find 'kubectl' for --apply: install it, or apply what 'sandy "
+			    "kube' prints without --apply with the tool of your cluster");
+		return SANDY_EXIT_FAILURE;
+	}
+	char *kubectl[] = {"kubectl", "apply", "-f", "-", NULL};
+	int status = proc_run_input(kubectl, text, strlen(text));
+	if (status < 0)
+		sandy_error("cannot run 'kubectl': %s", strerror(-status));
+	else if (status != 0)
+		sandy_error("'kubectl apply' failed (status %d)", status);
+	return status == 0 ? 0 : SANDY_EXIT_FAILURE;
+}
+
 /* `sandy allow [--session ID] DOMAIN`. Everything but --session and --help
  * is the domain, checked as one: "-rf" is a bad domain, not an option. */
 static int cmd_allow(int argc, char **argv)
@@ -588,6 +881,8 @@ int main(int argc, char **argv)
 		return cmd_allow(argc - 1, argv + 1);
 	if (argc >= 2 && !strcmp(argv[1], "git"))
 		return cmd_git(argc - 1, argv + 1);
+	if (argc >= 2 && !strcmp(argv[1], "kube"))
+		return cmd_kube(argc - 1, argv + 1);
 	if (argc >= 2 && !strcmp(argv[1], "doctor"))
 		return cmd_run(argc - 1, argv + 1, true);
 	return cmd_run(argc, argv, false);

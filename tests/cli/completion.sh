@@ -93,6 +93,12 @@ check_eq "bash: 'sandy doctor --network=<TAB>' likewise" \
 	"$(printf '%s\n' filtered none open)" "$(sandy_c doctor --network =)"
 check_eq "bash: 'sandy --agent <TAB>' offers the agents" "$(printf '%s\n' claude codex gemini)" \
 	"$(sandy_c --agent '')"
+check_eq "bash: 'sandy kube --network=<TAB>' offers filtered, open, none" \
+	"$(printf '%s\n' filtered none open)" "$(sandy_c kube --network =)"
+check_eq "bash: 'sandy kube --repo <TAB>' offers nothing of its own" "" \
+	"$(sandy_c kube --repo '' | grep -- '^-')"
+check_eq "bash: 'sandy kube --no-<TAB>' offers --no-native-sidecars and --no-detect" \
+	"$(printf '%s\n' --no-detect --no-native-sidecars)" "$(sandy_c kube --no-)"
 
 # --type: the types of the rule files, from sandyfs, wherever it is taken.
 check_eq "bash: 'sandy --type <TAB>' offers every project type" "$types" \
@@ -115,7 +121,7 @@ check_eq "bash: sandy asks the sandyfs that \$SANDYFS names" "" \
 help_options() {
 	grep -oE '(^|[^A-Za-z0-9_-])(--[a-z][a-z0-9-]*|-[A-Za-z])' | sed -E 's/^[^-]//' | sort -u
 }
-sandy_offered=$(for ctx in '' explain clean allow git 'git import' build-image doctor; do
+sandy_offered=$(for ctx in '' explain clean allow git 'git import' build-image kube doctor; do
 	# shellcheck disable=SC2086
 	sandy_c $ctx -
 done | sed 's/=$//' | sort -u)
