@@ -59,6 +59,8 @@ chmod 0644 "$rules"
 gitdigest() { (cd "$proj/.git" && find . -type f -print0 | sort -z | xargs -0 sha256sum | sha256sum); }
 before=$(gitdigest)
 
+# The agent's output and sandy's messages apart; what the agent's shell
+# says of a refusal goes to /dev/null.
 f=$_failed
 out=$(as_user "cd '$proj' && '$SANDY' --runtime=podman --rules '$rules' -- sh -c '
 	grep -E \"^(CapInh|CapPrm|CapEff|CapBnd|CapAmb|NoNewPrivs):\" /proc/self/status
@@ -66,16 +68,18 @@ out=$(as_user "cd '$proj' && '$SANDY' --runtime=podman --rules '$rules' -- sh -c
 	[ -e /dev/fuse ] && echo \"has /dev/fuse\"
 	echo \"uid=\$(id -u)\"
 	echo \"int hello;\" >src/hello.c && echo \"hello written\"
-	echo \"export EVIL=1\" >.envrc || echo \"envrc refused\"
-	mkdir -p .vscode && echo \"{}\" >.vscode/tasks.json || echo \"tasks refused\"
+	echo \"export EVIL=1\" 2>/dev/null >.envrc || echo \"envrc refused\"
+	mkdir -p .vscode 2>/dev/null && echo \"{}\" 2>/dev/null >.vscode/tasks.json ||
+		echo \"tasks refused\"
 	git add src/hello.c && git -c user.name=agent -c user.email=a@example.invalid \
-		commit -qm \"agent: hello\" && echo committed' </dev/null")
+		commit -qm \"agent: hello\" && echo committed' </dev/null 2>'$urun/session.err'")
 rc=$?
+err=$(cat "$urun/session.err")
 check_eq "the session ends with the command's status" 0 "$rc"
 check "sandy says rootless podman does not see this host's mounts" \
-	grep -q "rootless podman does not see this host's mounts" <<<"$out"
+	grep -q "rootless podman does not see this host's mounts" <<<"$err"
 check "and that sandyfs serves in a container of its own" \
-	grep -q "through sandyfs in a container of its own" <<<"$out"
+	grep -q "through sandyfs in a container of its own" <<<"$err"
 check "/workspace is the sandyfs mount" grep -qx "workspace is sandyfs" <<<"$out"
 for k in CapInh CapPrm CapEff CapBnd CapAmb; do
 	check "the agent's $k is 0" grep -qx "$k:[[:space:]]*0000000000000000" <<<"$out"
@@ -89,10 +93,10 @@ check ".envrc is refused" grep -qx "envrc refused" <<<"$out"
 check ".envrc is absent on the host" test ! -e "$proj/.envrc"
 check ".vscode/tasks.json is refused" grep -qx "tasks refused" <<<"$out"
 check ".vscode is absent on the host" test ! -e "$proj/.vscode"
-check "the summary lists the .envrc denial" grep -Eq '^ +1 +.*\.envrc \(protected\)' <<<"$out"
+check "the summary lists the .envrc denial" grep -Eq '^ +1 +.*\.envrc \(protected\)' <<<"$err"
 check "the agent committed into its own repository" grep -qx committed <<<"$out"
 check_eq "the host's .git is unchanged" "$before" "$(gitdigest)"
-[ "$_failed" = "$f" ] || diag "$out"
+[ "$_failed" = "$f" ] || diag "$out" "$err"
 out=$(as_user "cd '$proj' && '$SANDY' git import main")
 check_eq "sandy git import brings the commit back as sandy/main" "agent: hello" \
 	"$(hgit -C "$proj" log -1 --format=%s sandy/main 2>&1)" || diag "$out"
