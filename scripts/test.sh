@@ -12,6 +12,8 @@ scripts/deps.sh || exit 1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0
 total_pass=0 total_fail=0
+# What the caller set for the exercisers applies to every flavour.
+exercise_seconds=${SANDY_EXERCISE_SECONDS:-} diff_seconds=${SANDY_DIFF_SECONDS:-}
 runlog=$(mktemp)
 trap 'rm -f "$runlog"' EXIT
 # FUSE over io_uring is switched on for the bundled flavour (libfuse 3.18,
@@ -30,6 +32,14 @@ for flavour in ${SANDY_FLAVOURS:-normal fallback asan fuzz bundled}; do
 	# Ten seconds per target in CI, for its time budget; longer runs:
 	# SANDY_FUZZ_SECONDS=N tests/run-one.sh build-fuzz tests/cli/fuzz.sh.
 	[ "$flavour" = fuzz ] && filters=(cli/fuzz.sh) && export SANDY_FUZZ_SECONDS=${SANDY_FUZZ_SECONDS:-10}
+	# The random exercisers a little shorter past the normal flavour
+	# (unless the caller says): fsx and fsstress 3 s a run (5 s there),
+	# the differential test 5 s a way (10 s there).
+	short=$([ "$flavour" = normal ] || echo 1)
+	export SANDY_EXERCISE_SECONDS=${exercise_seconds:-${short:+3}}
+	export SANDY_DIFF_SECONDS=${diff_seconds:-${short:+5}}
+	[ -n "$SANDY_EXERCISE_SECONDS" ] || unset SANDY_EXERCISE_SECONDS
+	[ -n "$SANDY_DIFF_SECONDS" ] || unset SANDY_DIFF_SECONDS
 	# The portable flavour changes how sandyfs reaches the host, and
 	# gives sandy the shape a Mac gets (launcher/platform.h): everything
 	# that mounts sandyfs directly, and the launcher's tests of that
