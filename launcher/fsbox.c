@@ -149,11 +149,9 @@ char *fsbox_name(const char *session_id)
 }
 
 int fsbox_query_argv(struct strv *argv, const char *engine, const char *image, const char *project,
-		     const struct strv *rule_args)
+		     const char *workdir, const struct strv *rule_args)
 {
 	cleanup_free char *store = sandy_cache_dir();
-	char cwd[PATH_MAX];
-	size_t len = strlen(project);
 	int r = 0;
 
 	if (!store) {
@@ -182,12 +180,7 @@ int fsbox_query_argv(struct strv *argv, const char *engine, const char *image, c
 	r = strv_ok(r, push_same_path(argv, store, false));
 	r = strv_ok(r, push_rule_files(argv, rule_args));
 	r = strv_ok(r, push_user_config(argv));
-	/* Relative paths (explain's) mean what they mean here. */
-	if (getcwd(cwd, sizeof(cwd)) && !strncmp(cwd, project, len) &&
-	    (cwd[len] == '\0' || cwd[len] == '/'))
-		r = strv_ok(r, strv_pushf(argv, "--workdir=%s", cwd));
-	else
-		r = strv_ok(r, strv_pushf(argv, "--workdir=%s", project));
+	r = strv_ok(r, strv_pushf(argv, "--workdir=%s", workdir));
 	r = strv_ok(r, strv_push(argv, "--entrypoint=sandyfs"));
 	return strv_ok(r, strv_push(argv, image));
 }

@@ -61,10 +61,10 @@ char *fsbox_name(const char *session_id);
  * rules, store, git) in a short container of IMAGE: as this user, no
  * network, no capability; the project, the store, the rule files of
  * RULE_ARGS and the user's configuration directory at their host paths;
- * the working directory this one when it lies in the project. The
- * caller appends sandyfs's arguments. */
+ * started in WORKDIR (in the project). The caller appends sandyfs's
+ * arguments. */
 int fsbox_query_argv(struct strv *argv, const char *engine, const char *image, const char *project,
-		     const struct strv *rule_args);
+		     const char *workdir, const struct strv *rule_args);
 
 /* Starts the container and waits until it serves (its pid file appears in
  * the session directory). Says what failed. */

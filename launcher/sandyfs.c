@@ -51,7 +51,8 @@ int sandyfs_prog_find(struct sandyfs_prog *p, const char *engine, const char *pr
 		bool inside = getcwd(cwd, sizeof(cwd)) && !strncmp(cwd, real, len) &&
 			      (cwd[len] == '\0' || cwd[len] == '/');
 		p->project = strdup(inside ? project : real);
-		r = p->project ? fsbox_query_argv(&p->argv, engine, fsbox_image(), real, rule_args)
+		r = p->project ? fsbox_query_argv(&p->argv, engine, fsbox_image(), real,
+						  inside ? cwd : real, rule_args)
 			       : -ENOMEM;
 	}
 	if (r < 0) {
