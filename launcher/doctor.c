@@ -17,8 +17,6 @@
 #include "sandyfs.h"
 #include "session.h"
 
-#include "common/mountinfo.h"
-
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -145,10 +143,7 @@ static bool fuse_needed(const struct doctor *d)
  * namespace, never on this host (run.c, check_rootless_podman). */
 static bool rootless_podman_unshared(const char *engine)
 {
-	struct mount_entry root;
-
-	return engine && !strcmp(engine, "podman") && geteuid() != 0 &&
-	       !(mount_lookup("/", &root) > 0 && root.shared);
+	return engine && !strcmp(engine, "podman") && geteuid() != 0 && !host_root_shared();
 }
 
 /* Whether a mount on this host would let the container's user in, known

@@ -6,6 +6,7 @@
 
 #include "config.h"
 #include "common/install.h"
+#include "common/mountinfo.h"
 
 #include <fcntl.h>
 #include <limits.h>
@@ -174,6 +175,13 @@ bool host_fuse_conf_needed(bool need_allow_other)
 bool host_fuse_conf_allows_other(void)
 {
 	return fuse_conf_allows_other("/etc/fuse.conf");
+}
+
+bool host_root_shared(void)
+{
+	struct mount_entry root;
+
+	return mount_lookup("/", &root) > 0 && root.shared;
 }
 
 bool host_mount_needs_allow_other(bool container, const struct host_user *u)

@@ -51,6 +51,10 @@ bool host_fuse_needs_fusermount(void);
 bool host_fuse_conf_needed(bool need_allow_other);
 bool host_fuse_conf_allows_other(void);
 
+/* Whether / is a shared mount, so that a mount namespace made earlier
+ * (rootless podman's) still receives mounts made here. */
+bool host_root_shared(void);
+
 /* Whether a session's sandyfs mount must let other uids in (allow_other):
  * with a CONTAINER, or for a user U that sudo made root. */
 bool host_mount_needs_allow_other(bool container, const struct host_user *u);

@@ -163,9 +163,7 @@ static int resolve_project(struct run *r)
  * podman's namespace instead, unless told to serve here. */
 static int check_rootless_podman(struct run *r)
 {
-	struct mount_entry root;
-
-	if (mount_lookup("/", &root) > 0 && root.shared)
+	if (host_root_shared())
 		return 0;
 	if (r->o->fs_mode != SANDY_FS_MODE_HOST) {
 		r->box_only = true;
