@@ -26,6 +26,34 @@
 #define HAVE_INOTIFY 1
 #endif
 
+#ifdef HAVE_INOTIFY
+#define BATCH_BYTES (64 * 1024)
+
+enum pending_kind {
+	PENDING_SELF,  /* the watched directory's own attributes */
+	PENDING_NAME,  /* a name created, removed or moved in it */
+	PENDING_ATTRS, /* a child's content or attributes */
+};
+
+#define BATCH_MAX_EVENTS (BATCH_BYTES / sizeof(struct inotify_event))
+#define BATCH_SLOTS	 8192 /* a power of two, at least twice BATCH_MAX_EVENTS */
+
+struct pending {
+	int wd;
+	enum pending_kind kind;
+	const char *name; /* in the batch's buffer; "" for PENDING_SELF */
+};
+
+_Static_assert(BATCH_SLOTS >= 2 * BATCH_MAX_EVENTS, "the batch's table has room to spare");
+
+struct batch {
+	struct pending items[BATCH_MAX_EVENTS];
+	size_t n;
+	uint32_t slots[BATCH_SLOTS]; /* index into items + 1; 0 is free */
+};
+
+#endif
+
 struct sfs_watch {
 	struct sfs_table *table;
 	struct fuse_session *se;
@@ -37,6 +65,7 @@ struct sfs_watch {
 	atomic_bool expire_only;
 	void (*on_name)(void *ctx, const char *relpath, int parentfd);
 	void *on_name_ctx;
+	struct batch *batch; /* the events read but not yet acted on */
 };
 
 #ifdef HAVE_INOTIFY
@@ -76,11 +105,13 @@ int sfs_watch_new(struct sfs_table *t, int rootfd, struct sfs_stats *stats, stru
 		return -ENOMEM;
 	w->table = t;
 	w->stats = stats;
-	w->fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	w->batch = calloc(1, sizeof(*w->batch));
+	w->fd = w->batch ? inotify_init1(IN_NONBLOCK | IN_CLOEXEC) : -1;
 	if (w->fd < 0 || pipe2(w->stop, O_CLOEXEC) < 0) {
-		int e = errno;
+		int e = w->batch ? errno : ENOMEM;
 		if (w->fd >= 0)
 			close(w->fd);
+		free(w->batch);
 		free(w);
 		return -e;
 	}
@@ -205,39 +236,110 @@ static void tell_name(struct sfs_watch *w, struct sfs_node *dir, const char *nam
 		sfs_anchor_put(&a);
 }
 
-static void handle_event(struct sfs_watch *w, const struct inotify_event *ev,
-			 uint64_t *last_dir_inval)
+/* One batch's work, each name once. A burst (rm -rf, git checkout, a
+ * build or an install through the mount) repeats the same names many
+ * times, and every expiry waits in the kernel for the directory's lock,
+ * which the burst's own requests hold in turn: done once per event, the
+ * watcher fell seconds behind the host (a batch of 1,131 events from a
+ * create/unlink loop took 2.1 s), and a host change made just after the
+ * burst stayed hidden that long behind the 60-second timeouts. Work for one name after all of
+ * its events is the same work: an expiry or an invalidation says "ask
+ * again", and what is asked then is the host's state after the batch. */
+static uint32_t pending_hash(int wd, enum pending_kind kind, const char *name)
+{
+	uint32_t h = 2166136261u ^ (uint32_t)wd ^ ((uint32_t)kind << 24);
+
+	for (const unsigned char *p = (const unsigned char *)name; *p; p++)
+		h = (h ^ *p) * 16777619u;
+	return h;
+}
+
+static void batch_add(struct batch *b, int wd, enum pending_kind kind, const char *name)
+{
+	uint32_t i = pending_hash(wd, kind, name) & (BATCH_SLOTS - 1);
+
+	for (; b->slots[i]; i = (i + 1) & (BATCH_SLOTS - 1)) {
+		const struct pending *p = &b->items[b->slots[i] - 1];
+		if (p->wd == wd && p->kind == kind && !strcmp(p->name, name))
+			return;
+	}
+	if (b->n == BATCH_MAX_EVENTS)
+		return; /* cannot happen: one item per event at most */
+	b->items[b->n++] = (struct pending){wd, kind, name};
+	b->slots[i] = (uint32_t)b->n;
+}
+
+/* Does the batch's work: first what the kernel waits for (expiries and
+ * invalidations), then the index of SOURCE's symlinks, whose walk of a new
+ * directory may take long; then forgets the batch. */
+static void batch_flush(struct sfs_watch *w, struct batch *b)
+{
+	uint64_t last_dir_inval = 0;
+
+	for (size_t i = 0; i < b->n; i++) {
+		const struct pending *p = &b->items[i];
+		struct sfs_node *dir = sfs_table_watch_node(w->table, p->wd);
+		if (!dir)
+			continue;
+		uint64_t dir_id = sfs_node_id(dir);
+		switch (p->kind) {
+		case PENDING_SELF:
+			fuse_lowlevel_notify_inval_inode(w->se, dir_id, -1, 0);
+			break;
+		case PENDING_NAME:
+			name_changed(w, dir_id, p->name);
+			/* The listing cached in the directory's pages is
+			 * stale too; once per directory is enough. */
+			if (last_dir_inval != dir_id) {
+				fuse_lowlevel_notify_inval_inode(w->se, dir_id, 0, 0);
+				last_dir_inval = dir_id;
+			}
+			break;
+		case PENDING_ATTRS:
+			invalidate_child_attrs(w, dir, p->name);
+			break;
+		}
+		atomic_fetch_add(&w->stats->host_invalidations, 1);
+		sfs_node_unpin(w->table, dir);
+	}
+	for (size_t i = 0; i < b->n; i++) {
+		const struct pending *p = &b->items[i];
+		if (p->kind != PENDING_NAME)
+			continue;
+		struct sfs_node *dir = sfs_table_watch_node(w->table, p->wd);
+		if (dir) {
+			tell_name(w, dir, p->name);
+			sfs_node_unpin(w->table, dir);
+		}
+	}
+	for (size_t i = 0; i < b->n; i++) {
+		const struct pending *p = &b->items[i];
+		uint32_t s = pending_hash(p->wd, p->kind, p->name) & (BATCH_SLOTS - 1);
+		while (b->slots[s] != i + 1)
+			s = (s + 1) & (BATCH_SLOTS - 1);
+		b->slots[s] = 0;
+	}
+	b->n = 0;
+}
+
+/* Adds an event to the batch. Lost events and removed watches are handled
+ * in order: what was gathered before them is done first. */
+static void handle_event(struct sfs_watch *w, struct batch *b, const struct inotify_event *ev)
 {
 	atomic_fetch_add(&w->stats->host_events, 1);
 	if (ev->mask & IN_Q_OVERFLOW) {
+		batch_flush(w, b);
 		invalidate_all(w);
-		return;
-	}
-	if (ev->mask & IN_IGNORED) {
+	} else if (ev->mask & IN_IGNORED) {
+		batch_flush(w, b);
 		sfs_table_watch_gone(w->table, ev->wd);
-		return;
-	}
-	struct sfs_node *dir = sfs_table_watch_node(w->table, ev->wd);
-	if (!dir)
-		return;
-	uint64_t dir_id = sfs_node_id(dir);
-	if (ev->len == 0) {
-		/* The directory itself: its attributes. */
-		fuse_lowlevel_notify_inval_inode(w->se, dir_id, -1, 0);
+	} else if (ev->len == 0) {
+		batch_add(b, ev->wd, PENDING_SELF, "");
 	} else if (ev->mask & (IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO)) {
-		name_changed(w, dir_id, ev->name);
-		tell_name(w, dir, ev->name);
-		/* The listing cached in the directory's pages is stale too;
-		 * once per directory per batch is enough. */
-		if (*last_dir_inval != dir_id) {
-			fuse_lowlevel_notify_inval_inode(w->se, dir_id, 0, 0);
-			*last_dir_inval = dir_id;
-		}
+		batch_add(b, ev->wd, PENDING_NAME, ev->name);
 	} else {
-		invalidate_child_attrs(w, dir, ev->name);
+		batch_add(b, ev->wd, PENDING_ATTRS, ev->name);
 	}
-	atomic_fetch_add(&w->stats->host_invalidations, 1);
-	sfs_node_unpin(w->table, dir);
 }
 
 static const struct timespec batch_window = {0, 10 * 1000 * 1000};
@@ -259,7 +361,7 @@ static void note_moves(struct sfs_watch *w, const char *buf, size_t len)
 static void *watch_thread(void *arg)
 {
 	struct sfs_watch *w = arg;
-	char buf[64 * 1024] __attribute__((aligned(__alignof__(struct inotify_event))));
+	char buf[BATCH_BYTES] __attribute__((aligned(__alignof__(struct inotify_event))));
 	struct pollfd pfd[2] = {{.fd = w->fd, .events = POLLIN},
 				{.fd = w->stop[0], .events = POLLIN}};
 
@@ -291,12 +393,12 @@ static void *watch_thread(void *arg)
 			note_moves(w, buf + n, (size_t)more);
 			n += more;
 		}
-		uint64_t last_dir_inval = 0;
 		for (char *p = buf; p < buf + n;) {
 			const struct inotify_event *ev = (const struct inotify_event *)p;
-			handle_event(w, ev, &last_dir_inval);
+			handle_event(w, w->batch, ev);
 			p += sizeof(*ev) + ev->len;
 		}
+		batch_flush(w, w->batch);
 	}
 	return NULL;
 }
@@ -323,6 +425,7 @@ void sfs_watch_free(struct sfs_watch *w)
 	close(w->stop[0]);
 	close(w->stop[1]);
 	close(w->fd);
+	free(w->batch);
 	free(w);
 }
 
