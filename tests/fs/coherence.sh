@@ -200,4 +200,33 @@ visible "git checkout feature -> main" \
 	"absent repo/new" "absent repo/added.txt" "listed repo removed.txt" "not_listed repo added.txt"
 visible "git through the mount sees main checked out and a clean tree" "git_sees $main_head"
 
+# --- a host change while the mount is busy in the same directory -------------
+# An install or a build through the mount makes and removes the same names
+# over and over; the host's events for them come by the thousand. A change
+# made on the host meanwhile must not wait behind them.
+mkdir -p "$src/busy"
+printf 'before\n' >"$src/busy/h"
+warm busy/h busy
+bursts=()
+for w in 1 2 3 4; do
+	python3 - "$mnt/busy" "$w" 4 <<'PY' &
+import os, sys, time
+d, w, until = sys.argv[1], sys.argv[2], time.monotonic() + float(sys.argv[3])
+while time.monotonic() < until:
+    for n in ("a", "b"):
+        p = os.path.join(d, n + w)
+        with open(p, "w") as f:
+            f.write("x")
+        os.unlink(p)
+PY
+	bursts+=($!)
+done
+sleep 1.5
+rm "$src/busy/h" && printf 'after, longer\n' >"$src/busy/h" && chmod 600 "$src/busy/h"
+visible "host edit in a directory busy with work through the mount" \
+	"content_is busy/h 'after, longer'" "mode_is busy/h 600"
+burst_status=0
+for b in "${bursts[@]}"; do wait "$b" || burst_status=1; done
+check "the work through the mount ran to its end" test $burst_status -eq 0
+
 done_testing
