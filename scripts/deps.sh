@@ -34,3 +34,14 @@ for cli in claude=@anthropic-ai/claude-code codex=@openai/codex gemini=@google/g
 		npm install -g --no-fund --no-audit "${cli#*=}" >/dev/null
 	fi
 done
+# The Kubernetes API's types that tests/cli/kube-schema.sh checks the
+# manifests of `sandy kube` against, beside its checker, as the lock file
+# pins them (every package's version and integrity): the test itself runs
+# offline. Installed again only when the lock file changed; npm ci
+# starts from an empty node_modules, so a stale copy never stays.
+schema=$(cd "$(dirname "$0")/.." && pwd)/tests/tools/kube-schema
+if ! cmp -s "$schema/package-lock.json" "$schema/node_modules/.sandy-lock.json"; then
+	echo "installing: kubernetes-models and typescript for tests/tools/kube-schema (npm)"
+	npm ci --prefix "$schema" --no-fund --no-audit --ignore-scripts --loglevel=error >/dev/null
+	cp "$schema/package-lock.json" "$schema/node_modules/.sandy-lock.json"
+fi
