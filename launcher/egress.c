@@ -280,7 +280,7 @@ char *egress_servers_file(const struct strv *allow, const struct strv *upstreams
 	return buf;
 }
 
-char *egress_ruleset(const struct strv *upstreams)
+char *egress_ruleset(const struct strv *upstreams, bool root_out)
 {
 	char *buf = NULL;
 	size_t len = 0;
@@ -311,6 +311,7 @@ char *egress_ruleset(const struct strv *upstreams)
 		"\t\toif \"lo\" ip6 daddr ::1 accept\n"
 		"\t\tmeta skuid \"dnsmasq\" ip daddr @upstream4 meta l4proto { tcp, udp } th "
 		"dport 53 accept\n"
+		"%s"
 		"\t\t# the kernel's own neighbour and router discovery: not an attempt\n"
 		"\t\ticmpv6 type { nd-router-solicit, nd-neighbor-solicit, mld-listener-report, "
 		"mld2-listener-report } drop\n"
@@ -325,7 +326,8 @@ char *egress_ruleset(const struct strv *upstreams)
 		"\t\tct state established,related accept\n"
 		"\t}\n"
 		"}\n",
-		EGRESS_NFLOG_GROUP, EGRESS_NFLOG_GROUP);
+		root_out ? "\t\tmeta skuid 0 accept\n" : "", EGRESS_NFLOG_GROUP,
+		EGRESS_NFLOG_GROUP);
 	if (fclose(f) != 0) {
 		free(buf);
 		return NULL;

@@ -64,9 +64,14 @@ char *egress_servers_file(const struct strv *allow, const struct strv *upstreams
  * (the set dnsmasq fills) and, from dnsmasq alone, to UPSTREAMS on port
  * 53; IPv6 only on loopback; new inbound connections dropped; every new
  * outbound attempt logged to NFLOG group EGRESS_NFLOG_GROUP with the
- * prefix "allowed" or "refused". malloc'ed. */
+ * prefix "allowed" or "refused". With ROOT_OUT, root's sockets go
+ * anywhere, unlogged: in a Pod (kube.c) every container shares the one
+ * namespace, the agent never runs as root there, and sandy's own
+ * containers, which do, push the agent's branches to the repository's
+ * host whether or not the allowlist names it. Never for a session on a
+ * host, whose agent may run as root. malloc'ed. */
 #define EGRESS_NFLOG_GROUP 7
-char *egress_ruleset(const struct strv *upstreams);
+char *egress_ruleset(const struct strv *upstreams, bool root_out);
 
 /* One record of the egress log. */
 struct egress_record {

@@ -368,7 +368,7 @@ int gateway_start(const struct gateway_spec *spec, uid_t agent_uid, struct gatew
 			    strerror(-r));
 		return r;
 	}
-	cleanup_free char *rules = egress_ruleset(&up);
+	cleanup_free char *rules = egress_ruleset(&up, false);
 	r = write_in(g->netdir, "rules.nft", rules, 0644);
 	if (r == 0)
 		r = write_allowlist(g->netdir, spec->allow, &up);

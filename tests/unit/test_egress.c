@@ -207,7 +207,7 @@ static void test_ruleset(void)
 	struct strv up = {0};
 
 	strv_push(&up, "10.0.0.2");
-	char *r = egress_ruleset(&up);
+	char *r = egress_ruleset(&up, false);
 	ok(r && strstr(r, "type filter hook output priority 0; policy drop;"),
 	   "outbound: default drop");
 	ok(r && strstr(r, "type filter hook input priority 0; policy drop;"),
@@ -220,6 +220,12 @@ static void test_ruleset(void)
 	ok(r && strstr(r, "log group 7 prefix \"refused\"\n"), "everything else is logged refused");
 	ok(r && strstr(r, "oif \"lo\" ip6 daddr ::1 accept") && !strstr(r, "ip6 daddr @"),
 	   "IPv6 only on loopback");
+	ok(r && !strstr(r, "skuid 0"), "a host's session: root is held like anyone");
+	free(r);
+	r = egress_ruleset(&up, true);
+	const char *root = r ? strstr(r, "\t\tmeta skuid 0 accept\n") : NULL;
+	ok(root && strstr(r, "chain output") < root && root < strstr(r, "log group 7 prefix"),
+	   "a Pod's: root goes out, in the output chain before anything is refused");
 	free(r);
 	strv_free(&up);
 }
