@@ -25,26 +25,54 @@
 #define PIDFILE	    AUDIT_DIR "/sandyfs.pid" /* written once the mount answers */
 #define GW_NETDIR   "/sandy"		     /* as gateway.c and gateway.sh have them */
 #define GW_LOGDIR   "/log"
+#define GW_ENTRY    "/usr/local/lib/sandy/gateway" /* the gateway image's CMD */
+/* Without native sidecars: the agent's entry makes AGENT_END when the
+ * agent has ended (in a volume only it and sandyfs mount), and sandyfs's
+ * script makes FS_ENDED when the way back is done, which the gateway
+ * waits for. */
+#define AGENT_END_DIR "/run/sandy/end"
+#define AGENT_END     AGENT_END_DIR "/ended"
+#define FS_ENDED      AUDIT_DIR "/ended"
 /* How long the agent's entry waits for the mount and the gateway, in
  * tenths of a second. */
 #define WAIT_TENTHS "1200"
+/* The Pod's grace period: what the way back has, after a `kubectl delete`
+ * or (native sidecars) once the agent has ended, to check and push the
+ * agent's branches before the kubelet kills it. */
+#define GRACE_SECONDS 300
+
+#define STR_(x) #x
+#define STR(x)	STR_(x)
 
 /* The capabilities of sandyfs's container in fsbox.c (push_box_options),
  * as setpriv names them: those the daemon keeps in the privileged one. */
 #define FS_CAPS "+sys_admin,+chown,+dac_override,+dac_read_search,+fowner,+fsetid,+setuid,+setgid"
+/* Those of the way back, which runs as root too: reading the store
+ * (sandyfs made it 0700) and the agent's files in it, writing the
+ * imported objects into the clone's git directory (the agent's user's).
+ * No mount, no acting as another user. */
+#define BACK_CAPS "+chown,+dac_override,+dac_read_search,+fowner"
 
 /* A ConfigMap holds at most 1 MiB; this leaves room for its envelope. */
 #define CONFIGMAP_MAX (1000u * 1000u)
 
+/* Shell that puts git's -c options for the credential of SECRET_DIR, when
+ * the Secret has one, before "$@": a helper given on git's command line,
+ * never written into the clone's config, which the agent reads. */
+#define GIT_CREDENTIAL_SH                                                                          \
+	"if [ -s " SECRET_DIR "/password ]; then\n"                                                \
+	"	set -- -c credential.helper= -c 'credential.helper=!f() { test \"$1\" = get || "         \
+	"exit 0; printf \"username=%s\\npassword=%s\\n\" \"$(cat " SECRET_DIR "/username)\" "      \
+	"\"$(cat " SECRET_DIR "/password)\"; }; f' \"$@\"\n"                                       \
+	"fi\n"
+
 /* The clone, in the init container: nothing here comes from the user but
  * through the environment (SANDY_REPO, SANDY_BRANCH), which the shell
- * expands as data. The credential, when the Secret has one, is handed to
- * git by a helper given on git's command line (-c, not written into the
- * clone's config, which the agent reads); GIT_ALLOW_PROTOCOL keeps git to
- * the transports the URL check allows. The git directory apart from the
- * work tree, in a volume of its own (on a claim, a directory of its own),
- * so that the agent can be shown it and not the work tree. A clone
- * already in the volume (a claim used before) is kept as it is. */
+ * expands as data. GIT_ALLOW_PROTOCOL keeps git to the transports the URL
+ * check allows. The git directory apart from the work tree, in a volume
+ * of its own (on a claim, a directory of its own), so that the agent can
+ * be shown it and not the work tree. A clone already in the volume (a
+ * claim used before) is kept as it is. */
 static const char clone_script[] =
 	"set -eu\n"
 	"if [ -e " SOURCE_DIR "/.git ]; then\n"
@@ -53,13 +81,8 @@ static const char clone_script[] =
 	"fi\n"
 	"mkdir -p " GIT_VOL_DIR "\n"
 	"set -- clone --no-recurse-submodules --separate-git-dir=" GIT_DIR "\n"
-	"if [ -n \"${SANDY_BRANCH:-}\" ]; then set -- \"$@\" --branch \"$SANDY_BRANCH\"; fi\n"
-	"if [ -s " SECRET_DIR "/password ]; then\n"
-	"	set -- -c credential.helper= -c 'credential.helper=!f() { test \"$1\" = get || "
-	"exit 0; printf \"username=%s\\npassword=%s\\n\" \"$(cat " SECRET_DIR "/username)\" "
-	"\"$(cat " SECRET_DIR "/password)\"; }; f' \"$@\"\n"
-	"fi\n"
-	"exec git \"$@\" -- \"$SANDY_REPO\" " SOURCE_DIR "\n";
+	"if [ -n \"${SANDY_BRANCH:-}\" ]; then set -- \"$@\" --branch \"$SANDY_BRANCH\"; "
+	"fi\n" GIT_CREDENTIAL_SH "exec git \"$@\" -- \"$SANDY_REPO\" " SOURCE_DIR "\n";
 
 /* sandyfs's container, as fsbox.c's box_script: the daemon in the
  * foreground (the arguments; its pid file is the startup probe's, so a
@@ -67,34 +90,130 @@ static const char clone_script[] =
  * closes its connection and completes the audit log; with
  * --drop-mount-privilege it cannot unmount), then this shell, which keeps
  * CAP_SYS_ADMIN, removes the mount, so that the kubelet can remove the
- * volumes. */
+ * volumes.
+ *
+ * When the session ends. A native sidecar is sent SIGTERM by the kubelet
+ * once the agent has ended (sandyfs before the gateway, the reverse of
+ * their start). Ordinary containers (--no-native-sidecars, podman kube
+ * play) are not: the Pod would run for ever. There SANDY_AGENT_END names
+ * the file the agent's entry makes when the agent has ended, and this
+ * script stops the daemon when it appears; once the way back is done it
+ * makes FS_ENDED (also when it fails), which the gateway's entry waits
+ * for. A `kubectl delete` sends SIGTERM to every container: the way back
+ * runs all the same, within the grace period.
+ *
+ * The way back, once the mount is gone (nothing of the agent's writes any
+ * more): the agent's branches with commits the clone lacks, as `sandyfs
+ * git list` finds them in its private repository (the store) and checks
+ * them with the mount's rule options, printed (the Pod's log is the
+ * session's summary: what each branch holds, and for a refused one the
+ * commit, the path, the change and the rule); each branch it finds ready
+ * imported by `sandyfs git import`, which checks every commit again
+ * before it writes sandy/BRANCH into the clone, and pushed from there to
+ * the remote as sandy/NAME/BRANCH with the credential only this container
+ * and the clone mount. A line of the list is the agent's data (a path
+ * may hold a newline): a forged "ready" line names at most a branch that
+ * the import checks, as it checks every one. The branch names reach git
+ * as arguments only; they cannot hold ':' (git's ref format), which ends
+ * the name on the list's line. The status is 1 when a branch was refused
+ * or could not be pushed, else the daemon's. */
 static const char fs_script[] =
-	"rm -f " PIDFILE "\n"
-	"\"$@\" & pid=$!\n"
-	"trap 'kill -TERM $pid 2>/dev/null' TERM INT HUP\n"
-	"wait $pid; st=$?\n"
-	"while kill -0 $pid 2>/dev/null; do wait $pid; st=$?; done\n"
-	"sandyfs umount " WORKSPACE " >/dev/null 2>&1\n"
-	/* The way back, a later step, runs here: the agent has ended (native
-	 * sidecars are stopped after it) and the mount is gone. For each
-	 * branch the agent made in its private repository (the store), the
-	 * check `sandyfs git import` makes (sandyfs git check against the
-	 * clone's git directory: no commit may change a path the policy
-	 * keeps); the branches that pass pushed to the remote as
-	 * sandy/NAME/BRANCH with the credential of SECRET_DIR, which only
-	 * this container and the clone mount; what was refused, and why,
-	 * printed to this container's log. */
-	"# the way back (sandyfs git check, then git push of sandy/NAME/BRANCH) will run here\n"
-	"exit $st\n";
+	"back() { setpriv --inh-caps=-all --bounding-set=-all," BACK_CAPS " -- \"$@\"; }\n"
+	"push() {\n"
+	"	set -- push -- \"$SANDY_REPO\" "
+	"\"refs/heads/sandy/$1:refs/heads/sandy/$SANDY_NAME/$1\"\n"
+	"	" GIT_CREDENTIAL_SH "	back git --git-dir=" GIT_DIR " \"$@\"\n"
+	"}\n"
+	"way_back() {\n"
+	/* Only the rule options of the mount's command: the check judges
+	 * as the mount did. */
+	"	n=$#\n"
+	"	while [ $n -gt 0 ]; do\n"
+	"		a=$1; shift; n=$((n - 1))\n"
+	"		case $a in\n"
+	"		--type|--rules) set -- \"$@\" \"$a\" \"$1\"; shift; n=$((n - 1)) ;;\n"
+	"		--no-detect) set -- \"$@\" \"$a\" ;;\n"
+	"		esac\n"
+	"	done\n"
+	"	if ! list=$(back sandyfs git list \"$@\" -- " SOURCE_DIR "); then\n"
+	"		echo \"sandy: cannot list the agent's branches: nothing is pushed\" >&2\n"
+	"		return 1\n"
+	"	fi\n"
+	"	if [ -z \"$list\" ]; then\n"
+	"		echo \"sandy: the agent made no commit the repository lacks: nothing to "
+	"push\"\n"
+	"		return 0\n"
+	"	fi\n"
+	"	printf '%s\\n' \"$list\"\n"
+	"	ret=0\n"
+	"	if printf '%s\\n' \"$list\" | grep -q '; cannot be imported$'; then ret=1; fi\n"
+	"	names=$(printf '%s\\n' \"$list\" | sed -n "
+	"'s/^\\([^ :][^:]*\\): [0-9][0-9]* commits\\{0,1\\}, .*; ready to import as "
+	"sandy\\/.*/\\1/p')\n"
+	"	IFS='\n'\n"
+	"	set -f\n"
+	"	for b in $names; do\n"
+	"		if ! back sandyfs git import \"$@\" -- " SOURCE_DIR " \"$b\"; then\n"
+	"			ret=1\n"
+	"		elif push \"$b\"; then\n"
+	"			printf 'sandy: pushed %s as sandy/%s/%s\\n' \"$b\" \"$SANDY_NAME\" "
+	"\"$b\"\n"
+	"		else\n"
+	"			printf 'sandy: cannot push %s to the remote\\n' \"$b\" >&2\n"
+	"			ret=1\n"
+	"		fi\n"
+	"	done\n"
+	"	return $ret\n"
+	"}\n"
+	"rm -f " PIDFILE " " FS_ENDED "\n"
+	"trap ': >" FS_ENDED "' EXIT\n"
+	"if [ -n \"${SANDY_AGENT_END:-}\" ]; then\n"
+	/* The volume is root's where the engine makes it so (podman). */
+	"	chown " STR(
+		KUBE_AGENT_UID) " \"${SANDY_AGENT_END%/*}\"\n"
+				"	rm -f \"$SANDY_AGENT_END\"\n"
+				"fi\n"
+				"\"$@\" & pid=$!\n"
+				"trap 'kill -TERM $pid 2>/dev/null' TERM INT HUP\n"
+				"if [ -n \"${SANDY_AGENT_END:-}\" ]; then\n"
+				"	while kill -0 $pid 2>/dev/null && ! [ -e "
+				"\"$SANDY_AGENT_END\" ]; do\n"
+				"		sleep 1 & wait $!\n"
+				"	done\n"
+				"	kill -TERM $pid 2>/dev/null\n"
+				"fi\n"
+				"wait $pid; st=$?\n"
+				"while kill -0 $pid 2>/dev/null; do wait $pid; st=$?; done\n"
+				"sandyfs umount " WORKSPACE " >/dev/null 2>&1\n"
+				"way_back \"$@\" || st=1\n"
+				"exit $st\n";
+
+/* The gateway's entry without native sidecars: the image's own, until
+ * sandyfs's container says the way back is done (FS_ENDED). SIGTERM ends
+ * it at once: the push needs no gateway (egress_ruleset's root_out, and
+ * the upstreams after the gateway's resolver in resolv.conf). */
+static const char gateway_script[] = GW_ENTRY " & gw=$!\n"
+					      "trap 'exit 143' TERM INT HUP\n"
+					      "while kill -0 $gw 2>/dev/null; do\n"
+					      "	if [ -e " FS_ENDED " ]; then exit 0; fi\n"
+					      "	sleep 1 & wait $!\n"
+					      "done\n"
+					      "wait $gw\n";
 
 /* The agent's entry: it starts the agent only once the project is served
  * at WORKSPACE (the mount seen in its own mount table, which is what the
  * agent will see) and, with a gateway, once the gateway's firewall and
  * resolver hold (its ready file). Native sidecars are started in that
  * order anyway; ordinary containers (--no-native-sidecars) start together.
- * $1 is the network mode, the rest the agent's command, run as given. */
+ * $1 is the network mode, the rest the agent's command, run as given.
+ * Without native sidecars (SANDY_AGENT_END set) the agent runs as this
+ * shell's child, which makes SANDY_AGENT_END when it exits (whatever the
+ * way) and hands SIGTERM on; its standard input is the container's (fd 3:
+ * an asynchronous command's is /dev/null), though it ignores SIGINT as
+ * the shell's asynchronous commands do. */
 static const char agent_script[] =
 	"net=$1; shift\n"
+	"if [ -n \"${SANDY_AGENT_END:-}\" ]; then trap ': >\"$SANDY_AGENT_END\"' EXIT; fi\n"
 	"n=0\n"
 	"until grep -q '^[^ ]* [^ ]* [^ ]* [^ ]* " WORKSPACE " .* - fuse\\.sandyfs ' "
 	"/proc/self/mountinfo &&\n"
@@ -107,7 +226,13 @@ static const char agent_script[] =
 	"	fi\n"
 	"	sleep 0.1\n"
 	"done\n"
-	"exec \"$@\"\n";
+	"if [ -z \"${SANDY_AGENT_END:-}\" ]; then exec \"$@\"; fi\n"
+	"exec 3<&0\n"
+	"\"$@\" <&3 3<&- & pid=$!\n"
+	"trap 'kill -TERM $pid 2>/dev/null' TERM INT HUP\n"
+	"wait $pid; st=$?\n"
+	"while kill -0 $pid 2>/dev/null; do wait $pid; st=$?; done\n"
+	"exit $st\n";
 
 static const char *const api_keys[][2] = {
 	{"claude", "ANTHROPIC_API_KEY"},
@@ -609,7 +734,7 @@ static void config_map(struct build *b, cJSON *docs)
 		/* With --network=none, nothing is forwarded anywhere. */
 		bool filtered = o->network == EGRESS_FILTERED;
 		const struct strv *up = filtered ? o->upstreams : &none;
-		cleanup_free char *rules = egress_ruleset(up);
+		cleanup_free char *rules = egress_ruleset(up, true);
 		cleanup_free char *servers =
 			egress_servers_file(filtered && o->allow ? o->allow : &none, up);
 		if (!rules || !servers)
@@ -759,6 +884,10 @@ static void gateway_container(struct build *b, cJSON *list)
 	cJSON *sc = put_obj(b, c, "securityContext");
 
 	sidecar(b, c, GW_LOGDIR "/ready");
+	if (!b->o->native_sidecars) {
+		const char *const cmd[] = {"/bin/sh", "-c", gateway_script, "sandy-gateway"};
+		put_strs(b, c, "command", cmd, ARRAY_SIZE(cmd));
+	}
 	put_num(b, sc, "runAsUser", 0);
 	cJSON *cap = put_obj(b, sc, "capabilities");
 	put_strs(b, cap, "drop", all, 1);
@@ -770,6 +899,8 @@ static void gateway_container(struct build *b, cJSON *list)
 	add_mount(b, m, "egress", GW_LOGDIR, false, NULL, NULL);
 	add_mount(b, m, "gateway-run", "/run", false, NULL, NULL);
 	add_mount(b, m, "gateway-tmp", "/tmp", false, NULL, NULL);
+	if (!b->o->native_sidecars)
+		add_mount(b, m, "audit", AUDIT_DIR, true, NULL, NULL); /* FS_ENDED */
 	resources(b, c, "50m", "64Mi", "500m", "256Mi");
 }
 
@@ -825,7 +956,16 @@ static void fs_container(struct build *b, cJSON *list)
 	put_str(b, args, NULL, "--");
 	put_str(b, args, NULL, SOURCE_DIR);
 	put_str(b, args, NULL, WORKSPACE);
-	add_env(b, put_arr(b, c, "env"), "SANDY_CACHE_DIR", STORE_DIR);
+	cJSON *e = put_arr(b, c, "env");
+	add_env(b, e, "SANDY_CACHE_DIR", STORE_DIR);
+	/* For the way back: where it pushes, and the name the branches get
+	 * there. */
+	add_env(b, e, "SANDY_REPO", o->repo);
+	add_env(b, e, "SANDY_NAME", o->name);
+	add_env(b, e, "GIT_ALLOW_PROTOCOL", "https:http:git");
+	add_env(b, e, "GIT_TERMINAL_PROMPT", "0");
+	if (!o->native_sidecars)
+		add_env(b, e, "SANDY_AGENT_END", AGENT_END);
 	/* mount(2) and /dev/fuse (a privileged container sees the node's
 	 * devices, so no hostPath volume brings it), and Bidirectional
 	 * propagation, which Kubernetes gives privileged containers alone:
@@ -845,6 +985,8 @@ static void fs_container(struct build *b, cJSON *list)
 	add_mount(b, m, "audit", AUDIT_DIR, false, NULL, NULL);
 	/* For the way back, which pushes from here. */
 	add_mount(b, m, "git-credential", SECRET_DIR, true, NULL, NULL);
+	if (!o->native_sidecars)
+		add_mount(b, m, "agent-end", AGENT_END_DIR, false, NULL, NULL);
 	if (o->n_rules)
 		add_mount(b, m, "rules", RULES_DIR, true, NULL, NULL);
 	resources(b, c, "250m", "256Mi", "2", "2Gi");
@@ -876,6 +1018,8 @@ static void agent_container(struct build *b, cJSON *list)
 	add_env(b, e, "HOME", AGENT_HOME);
 	add_env(b, e, "SANDY", "1");
 	add_env(b, e, "SANDY_DENIALS", AUDIT_DIR "/denials.jsonl");
+	if (!o->native_sidecars)
+		add_env(b, e, "SANDY_AGENT_END", AGENT_END);
 	/* From the Secret when there is one: the agent may log in instead. */
 	cJSON *k = put_obj(b, e, NULL);
 	put_str(b, k, "name", key);
@@ -898,6 +1042,8 @@ static void agent_container(struct build *b, cJSON *list)
 		add_mount(b, m, "egress", EGRESS_DIR, true, NULL, NULL);
 	add_mount(b, m, "home", AGENT_HOME, false, NULL, NULL);
 	add_mount(b, m, "tmp", "/tmp", false, NULL, NULL);
+	if (!o->native_sidecars)
+		add_mount(b, m, "agent-end", AGENT_END_DIR, false, NULL, NULL);
 	resources(b, c, o->cpus, o->memory, o->cpus, o->memory);
 }
 
@@ -951,6 +1097,8 @@ static void volumes(struct build *b, cJSON *spec)
 	volume_empty(b, vols, "audit");
 	volume_empty(b, vols, "home");
 	volume_empty(b, vols, "tmp");
+	if (!o->native_sidecars)
+		volume_empty(b, vols, "agent-end");
 	/* The git credential: optional, so that a public repository needs no
 	 * Secret; readable by the clone's group (fsGroup) and by root. */
 	cJSON *v = put_obj(b, vols, NULL);
@@ -985,6 +1133,7 @@ static void pod(struct build *b, cJSON *docs)
 	cJSON *spec = put_obj(b, object(b, docs, "Pod", NULL, "session"), "spec");
 
 	put_str(b, spec, "restartPolicy", "Never");
+	put_num(b, spec, "terminationGracePeriodSeconds", GRACE_SECONDS);
 	/* Nothing in the Pod talks to the cluster's API, and the agent must
 	 * not be handed a token for it, nor the cluster's services' names. */
 	put_bool(b, spec, "automountServiceAccountToken", false);

@@ -10,7 +10,12 @@
  * URLs and branches are refused, and a URL full of shell is data in an
  * environment variable, never part of a script; the stream is JSON
  * documents after "---" lines, without a tab; a name made from the
- * repository's is one Kubernetes takes. */
+ * repository's is one Kubernetes takes. The way back: sandyfs's script
+ * lists, imports and pushes the agent's branches with the mount's rule
+ * options, the remote and the session's name from its environment; the
+ * gateway's ruleset lets root (sandy's containers) out; without native
+ * sidecars the agent's end is a file in a volume only the agent and
+ * sandyfs mount, and the gateway waits for sandyfs's. */
 #include <cJSON.h>
 #include <stdlib.h>
 #include <string.h>
@@ -406,6 +411,108 @@ static void test_sidecars(void)
 	cJSON_Delete(docs);
 }
 
+/* The string of element I of C's command, or "". */
+static const char *command_item(const cJSON *c, int i)
+{
+	const char *s = cJSON_GetStringValue(cJSON_GetArrayItem(get(c, "command"), i));
+
+	return s ? s : "";
+}
+
+static void test_way_back(void)
+{
+	struct kube_options o = defaults();
+	struct strv types = {.v = (char *[]){"node", NULL}, .n = 1};
+	const struct kube_rule_file rules[] = {{"/home/u/my rules.json", "{}"}};
+	o.types = &types;
+	o.rules = rules;
+	o.n_rules = 1;
+	o.no_detect = true;
+	cJSON *docs = build(&o);
+	const cJSON *fs = container(docs, "sandyfs");
+	const char *script = command_item(fs, 2);
+
+	ok(eq(cJSON_GetStringValue(get(env_of(fs, "SANDY_REPO"), "value")), o.repo) &&
+		   eq(cJSON_GetStringValue(get(env_of(fs, "SANDY_NAME"), "value")), "demo"),
+	   "sandyfs: the remote and the session's name in its environment");
+	ok(eq(cJSON_GetStringValue(get(env_of(fs, "GIT_ALLOW_PROTOCOL"), "value")),
+	      "https:http:git"),
+	   "sandyfs: git kept to the clone's transports");
+	ok(strstr(script, "sandyfs umount /workspace") &&
+		   strstr(script, "sandyfs umount /workspace") < strstr(script, "way_back \"$@\""),
+	   "sandyfs: the way back runs once the mount is gone");
+	ok(strstr(script, "sandyfs git list \"$@\" -- /srv/sandy/source") &&
+		   strstr(script, "sandyfs git import \"$@\" -- /srv/sandy/source \"$b\""),
+	   "sandyfs: git list and git import on the clone, with the filtered rule options");
+	ok(strstr(script, "--type|--rules) set -- \"$@\" \"$a\" \"$1\"") &&
+		   strstr(script, "--no-detect) set -- \"$@\" \"$a\""),
+	   "sandyfs: the rule options are the mount's");
+	ok(strstr(script, "\"refs/heads/sandy/$1:refs/heads/sandy/$SANDY_NAME/$1\"") &&
+		   strstr(script, "git --git-dir=/srv/sandy/git/repo.git \"$@\"") &&
+		   strstr(script, "push -- \"$SANDY_REPO\""),
+	   "sandyfs: sandy/BRANCH pushed from the clone as sandy/NAME/BRANCH");
+	ok(strstr(script, "back() { setpriv --inh-caps=-all "
+			  "--bounding-set=-all,+chown,+dac_override,+dac_read_search,+fowner --") &&
+		   !strstr(strstr(script, "back() {"), "sys_admin"),
+	   "sandyfs: the way back without CAP_SYS_ADMIN");
+	ok(strstr(script, "credential.helper=!f()") && strstr(script, "/run/secrets/sandy-git/"),
+	   "sandyfs: the push's credential from the Secret's files, on git's command line");
+	ok(strstr(script, "trap ': >/run/sandy/audit/ended' EXIT"),
+	   "sandyfs: its end marked whatever the way it ends");
+	const cJSON *args = get(fs, "args");
+	ok(array_has(args, "--type") && array_has(args, "node") && array_has(args, "--no-detect") &&
+		   array_has(args, "/etc/sandy/rules/1-my_rules.json"),
+	   "sandyfs: the mount's command holds the rule options the way back takes");
+	ok(strstr(str(get(doc_of(docs, "ConfigMap", "demo-config"), "data"), "rules.nft")
+			  ? str(get(doc_of(docs, "ConfigMap", "demo-config"), "data"), "rules.nft")
+			  : "",
+		  "\t\tmeta skuid 0 accept\n"),
+	   "the Pod's ruleset lets root (sandy's containers) out, for the push");
+	ok(get(spec_of(docs), "terminationGracePeriodSeconds") &&
+		   get(spec_of(docs), "terminationGracePeriodSeconds")->valueint >= 120,
+	   "a grace period the way back can push in (%d s)",
+	   get(spec_of(docs), "terminationGracePeriodSeconds")
+		   ? get(spec_of(docs), "terminationGracePeriodSeconds")->valueint
+		   : 0);
+	/* Native sidecars: the kubelet ends them after the agent. */
+	ok(!env_of(fs, "SANDY_AGENT_END") && !env_of(container(docs, "agent"), "SANDY_AGENT_END") &&
+		   !volume(docs, "agent-end"),
+	   "native: no end file, no volume for it");
+	ok(!get(container(docs, "gateway"), "command"), "native: the gateway's own entry point");
+	cJSON_Delete(docs);
+
+	o.native_sidecars = false;
+	docs = build(&o);
+	fs = container(docs, "sandyfs");
+	const cJSON *agent = container(docs, "agent"), *gw = container(docs, "gateway");
+	ok(volume(docs, "agent-end") && get(volume(docs, "agent-end"), "emptyDir"),
+	   "--no-native-sidecars: an emptyDir for the agent's end");
+	FOR_EACH_CONTAINER(docs, c)
+	{
+		bool mounts = mount_of(c, "agent-end") != NULL;
+		bool want = eq(str(c, "name"), "agent") || eq(str(c, "name"), "sandyfs");
+		ok(mounts == want, "--no-native-sidecars: %s %s it", str(c, "name"),
+		   mounts ? "mounts" : "does not mount");
+	}
+	ok(eq(str(mount_of(agent, "agent-end"), "mountPath"), "/run/sandy/end") &&
+		   eq(cJSON_GetStringValue(get(env_of(agent, "SANDY_AGENT_END"), "value")),
+		      "/run/sandy/end/ended") &&
+		   eq(cJSON_GetStringValue(get(env_of(fs, "SANDY_AGENT_END"), "value")),
+		      "/run/sandy/end/ended"),
+	   "--no-native-sidecars: the agent's entry and sandyfs agree on the end file");
+	ok(strstr(command_item(agent, 2), "trap ': >\"$SANDY_AGENT_END\"' EXIT"),
+	   "--no-native-sidecars: the agent's entry makes it however it exits");
+	ok(strstr(command_item(fs, 2), "! [ -e \"$SANDY_AGENT_END\" ]"),
+	   "--no-native-sidecars: sandyfs stops serving when it appears");
+	ok(eq(command_item(gw, 0), "/bin/sh") &&
+		   strstr(command_item(gw, 2), "/usr/local/lib/sandy/gateway & gw=$!") &&
+		   strstr(command_item(gw, 2), "[ -e /run/sandy/audit/ended ]"),
+	   "--no-native-sidecars: the gateway runs its entry until sandyfs has ended");
+	ok(mount_of(gw, "audit") && is_true(mount_of(gw, "audit"), "readOnly"),
+	   "--no-native-sidecars: the gateway reads the audit volume, read-only");
+	cJSON_Delete(docs);
+}
+
 static void test_labels(void)
 {
 	struct kube_options o = defaults();
@@ -715,6 +822,7 @@ int main(void)
 	test_git_credential();
 	test_privileges();
 	test_sidecars();
+	test_way_back();
 	test_labels();
 	test_open_network();
 	test_agents();
