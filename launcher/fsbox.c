@@ -544,9 +544,11 @@ static int copy_source(const char *src, const char *dir)
 
 /* The libraries sandyfs links (Debian 12's), installed when the base lacks
  * them: a registry's debian:bookworm does, the base base-image.sh makes
- * has them. */
+ * has them. And git, with the certificate authorities: on a cluster
+ * (kube.c) this container pushes the agent's checked branches. */
 #define BOX_LIBRARIES                                                                              \
-	"RUN set -e; pkgs='libfuse3-3 libgit2-1.5 libpcre2-8-0 libcjson1 libutf8proc2'; \\\n"      \
+	"RUN set -e; pkgs='libfuse3-3 libgit2-1.5 libpcre2-8-0 libcjson1 libutf8proc2 git "        \
+	"ca-certificates'; \\\n"                                                                   \
 	"    if ! dpkg -s $pkgs >/dev/null 2>&1; then \\\n"                                        \
 	"        apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y \\\n"         \
 	"            --no-install-recommends $pkgs && rm -rf /var/lib/apt/lists/*; \\\n"           \
