@@ -119,14 +119,22 @@ function strict(files) {
 			out = e.stdout;
 		}
 		const why = files.map(() => []);
+		let last = null;
 		for (const line of out.split("\n").filter((l) => l)) {
+			// An indented line goes on with the error before it.
+			if (/^\s/.test(line) && last) {
+				last.push(line.trim());
+				continue;
+			}
 			const m = /^(f\d+d\d+\.mts)\((\d+),\d+\): (.*)$/.exec(line);
 			// An error of tsc's own (or in a declaration file) says
 			// nothing about one file: it fails them all.
 			if (!m || !origin[m[1]]) {
 				why.forEach((w) => w.push(line));
+				last = null;
 				continue;
 			}
+			last = why[origin[m[1]].f];
 			const src = readFileSync(join(dir, m[1]), "utf8").split("\n")[m[2] - 1].trim();
 			why[origin[m[1]].f].push(`${origin[m[1]].what}: ${m[3]} (at ${src})`);
 		}
