@@ -21,7 +21,11 @@
  *             Pod. A mount made in one container reaches another only
  *             through a volume they share with mount propagation, and
  *             Kubernetes allows Bidirectional propagation to privileged
- *             containers alone.
+ *             containers alone. When the agent has ended and the mount
+ *             is gone, it checks the agent's branches as `sandy git
+ *             import` does and pushes those that pass as sandy/NAME/BRANCH
+ *             (kube.c's fs_script: the way back); the refused ones, with
+ *             commit, path and rule, are in its log.
  *   agent     no capability, not root, no privilege escalation, its root
  *             filesystem read-only, its home and /tmp on volumes; the
  *             audit log and the repository's git directory read-only.
@@ -30,7 +34,9 @@
  * restartPolicy Always, Kubernetes 1.29 and later: they start, in order,
  * before the agent and end after it) unless native_sidecars is false:
  * then they are ordinary containers beside the agent's (podman kube play
- * knows no native sidecar), and the agent's entry waits for both. */
+ * knows no native sidecar), the agent's entry waits for both, and marks
+ * the agent's end in a file that sandyfs waits for; the gateway waits for
+ * sandyfs's. */
 #ifndef SANDY_KUBE_H
 #define SANDY_KUBE_H
 
