@@ -98,18 +98,28 @@ finish "Ctrl-C" 130 "received SIGINT"
 # terminal.
 # The command is exec'd, so no shell of script's ($SHELL, dash on a bare
 # machine) sits in the foreground group to die of the SIGINT itself; script -e
-# hands back the command's status.
-ctrl_c() { # DELAY COMMAND-STRING: types ^C after DELAY seconds
-	(sleep "$1"; printf '\003') |
-		timeout 30 script -qec "exec $2" /dev/null 2>&1 | tr -d '\r'
-	echo "rc=${PIPESTATUS[1]}"
+# hands back the command's status. The ^C is typed once the command says
+# "ctrl-c-ready" (its trap set), however long the session takes to start.
+ctrl_c() { # COMMAND-STRING: types ^C once the command has printed "ctrl-c-ready"
+	local log=$base/ctrl-c.out
+	: >"$log"
+	(
+		for _ in $(seq 600); do
+			grep -q ctrl-c-ready "$log" && break
+			sleep 0.1
+		done
+		printf '\003'
+	) | timeout 90 script -qec "exec $1" /dev/null >"$log" 2>&1
+	local rc=${PIPESTATUS[1]}
+	tr -d '\r' <"$log"
+	echo "rc=$rc"
 }
-out=$(ctrl_c 3 "'$SANDY' -q '$proj' -- sh -c 'trap \"echo got-int; exit 3\" INT; sleep 20'")
+out=$(ctrl_c "'$SANDY' -q '$proj' -- sh -c 'trap \"echo got-int; exit 3\" INT; echo ctrl-c-ready; sleep 20'")
 check "Ctrl-C at a terminal: reaches the command in the container" grep -q 'got-int$' <<<"$out"
 check_eq "Ctrl-C at a terminal: sandy's status is the command's" rc=3 "$(grep '^rc=' <<<"$out")"
 check "Ctrl-C at a terminal: no mount left" no_sandy_mounts "$proj"
 check "Ctrl-C at a terminal: no container left" no_container "$proj"
-out=$(ctrl_c 2 "'$SANDY' -q --runtime=none '$proj' -- sh -c 'trap \"echo got-int\" INT; sleep 4; echo survived'")
+out=$(ctrl_c "'$SANDY' -q --runtime=none '$proj' -- sh -c 'trap \"echo got-int\" INT; echo ctrl-c-ready; sleep 4; echo survived'")
 check "Ctrl-C at a terminal, none: the command gets it" grep -q 'got-int$' <<<"$out"
 check "Ctrl-C at a terminal, none: the command decides to go on" grep -qx survived <<<"$out"
 check_eq "Ctrl-C at a terminal, none: sandy's status is the command's" rc=0 \
