@@ -13,6 +13,12 @@ src=$base/src mnt=$base/mnt file=$base/file
 mkdir -p "$src" "$mnt"
 echo served >"$src/hello"
 echo "not a directory" >"$file"
+# Relative paths land in the scratch directory, whose mount table is the
+# one compared: other tests may mount and unmount elsewhere meanwhile.
+cd "$base" || exit 1
+mounts_here() {
+	awk -v b="$base" '$5 == b || index($5, b "/") == 1' /proc/self/mountinfo
+}
 
 # run ARGS...: runs sandyfs (bounded in time); sets rc, out, err.
 run() {
@@ -27,14 +33,15 @@ run() {
 # STATUS within 10 s, says why on stderr (a first line "sandyfs: " and a
 # lower-case word or a quote, or "usage: "; naming SUBJECT in single quotes
 # unless SUBJECT is empty),
-# prints nothing on stdout, and leaves the mount table as it was.
+# prints nothing on stdout, and leaves the mount table as it was below the
+# scratch directory.
 fails() {
 	local desc=$1 want=$2 subject=$3
 	shift 3
 	local before after
-	before=$(cat /proc/self/mountinfo)
+	before=$(mounts_here)
 	run "$@"
-	after=$(cat /proc/self/mountinfo)
+	after=$(mounts_here)
 	if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
 		not_ok "$desc: exits with status $want (hung: killed after 20 s)"
 	else
@@ -83,12 +90,12 @@ fails "umount with an extra argument" 2 "" umount "$mnt" "$base/extra"
 
 # An option libfuse does not know: refused (whatever the status), nothing
 # mounted, and the message names it.
-before=$(cat /proc/self/mountinfo)
+before=$(mounts_here)
 run mount -o no_such_fuse_option "$src" "$mnt"
 check "unknown FUSE option: fails" test $rc -ne 0 -a $rc -ne 124 -a $rc -ne 137
 check "unknown FUSE option: the message names it" grep -q no_such_fuse_option "$base/err"
 [ $rc -ne 0 ] || { is_mounted "$mnt" && fusermount3 -u "$mnt"; }
-check_eq "unknown FUSE option: leaves nothing mounted" "$before" "$(cat /proc/self/mountinfo)"
+check_eq "unknown FUSE option: leaves nothing mounted" "$before" "$(mounts_here)"
 
 # --- umount of what is not a mount ----------------------------------------------
 fails "umount of a directory that is not a mount" 1 "$mnt" umount "$mnt"
