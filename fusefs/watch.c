@@ -66,6 +66,17 @@ struct sfs_watch {
 	void (*on_name)(void *ctx, const char *relpath, int parentfd);
 	void *on_name_ctx;
 	struct batch *batch; /* the events read but not yet acted on */
+	/* The names for on_name, told by a thread of their own: the index
+	 * walks a new directory's whole tree, which took seconds for the
+	 * deep trees of a build, and the expiries must not wait for it. */
+	pthread_mutex_t tell_mu;
+	pthread_cond_t tell_cv;
+	char **tell_paths;
+	size_t tell_n, tell_cap;
+	bool tell_all;	       /* too many waited: SOURCE walked again instead */
+	atomic_bool tell_stop; /* the watch is being freed */
+	bool tell_started;
+	pthread_t tell_thread;
 };
 
 #ifdef HAVE_INOTIFY
@@ -105,6 +116,8 @@ int sfs_watch_new(struct sfs_table *t, int rootfd, struct sfs_stats *stats, stru
 		return -ENOMEM;
 	w->table = t;
 	w->stats = stats;
+	pthread_mutex_init(&w->tell_mu, NULL);
+	pthread_cond_init(&w->tell_cv, NULL);
 	w->batch = calloc(1, sizeof(*w->batch));
 	w->fd = w->batch ? inotify_init1(IN_NONBLOCK | IN_CLOEXEC) : -1;
 	if (w->fd < 0 || pipe2(w->stop, O_CLOEXEC) < 0) {
@@ -218,7 +231,12 @@ static void invalidate_child_attrs(struct sfs_watch *w, struct sfs_node *dir, co
 	}
 }
 
-/* Tells the listener of a name changed in DIR, when DIR is in SOURCE. */
+/* More names waiting than this, and the index is told to walk SOURCE
+ * again, once, instead. */
+#define TELL_MAX 65536
+
+/* Queues for the listener a name changed in DIR, when DIR is in SOURCE.
+ * A name queued just before is not queued again. */
 static void tell_name(struct sfs_watch *w, struct sfs_node *dir, const char *name)
 {
 	struct sfs_node_info info;
@@ -229,11 +247,64 @@ static void tell_name(struct sfs_watch *w, struct sfs_node *dir, const char *nam
 	sfs_node_info(w->table, dir, &info);
 	if (info.in_store || sfs_node_relpath(w->table, dir, name, path, sizeof(path)) < 0)
 		return;
-	struct sfs_anchor a;
-	bool pinned = sfs_anchor_get(w->table, dir, &a) == 0;
-	w->on_name(w->on_name_ctx, path, pinned ? a.fd : -1);
-	if (pinned)
-		sfs_anchor_put(&a);
+	pthread_mutex_lock(&w->tell_mu);
+	bool queued = w->tell_all;
+	for (size_t i = w->tell_n; !queued && i > 0 && w->tell_n - i < 64; i--)
+		queued = !strcmp(w->tell_paths[i - 1], path);
+	if (!queued && w->tell_n == TELL_MAX) {
+		for (size_t i = 0; i < w->tell_n; i++)
+			free(w->tell_paths[i]);
+		w->tell_n = 0;
+		w->tell_all = queued = true;
+	}
+	if (!queued && w->tell_n == w->tell_cap) {
+		size_t cap = w->tell_cap ? w->tell_cap * 2 : 256;
+		char **paths = realloc(w->tell_paths, cap * sizeof(*paths));
+		if (paths) {
+			w->tell_paths = paths;
+			w->tell_cap = cap;
+		}
+	}
+	char *copy = queued || w->tell_n == w->tell_cap ? NULL : strdup(path);
+	if (copy)
+		w->tell_paths[w->tell_n++] = copy;
+	else if (!queued)
+		w->tell_all = true; /* out of memory: walk everything later */
+	pthread_cond_signal(&w->tell_cv);
+	pthread_mutex_unlock(&w->tell_mu);
+}
+
+static void *tell_thread(void *arg)
+{
+	struct sfs_watch *w = arg;
+
+	pthread_mutex_lock(&w->tell_mu);
+	for (;;) {
+		while (!w->tell_n && !w->tell_all && !w->tell_stop)
+			pthread_cond_wait(&w->tell_cv, &w->tell_mu);
+		if (w->tell_stop)
+			break;
+		char **paths = w->tell_paths;
+		size_t n = w->tell_n;
+		bool all = w->tell_all;
+		w->tell_paths = NULL;
+		w->tell_n = w->tell_cap = 0;
+		w->tell_all = false;
+		pthread_mutex_unlock(&w->tell_mu);
+		if (all)
+			w->on_name(w->on_name_ctx, "", -1);
+		/* Whatever is left when the watch is freed is never told:
+		 * the daemon is going away and must not wait for walks. */
+		for (size_t i = 0; i < n; i++) {
+			if (!all && !atomic_load(&w->tell_stop))
+				w->on_name(w->on_name_ctx, paths[i], -1);
+			free(paths[i]);
+		}
+		free(paths);
+		pthread_mutex_lock(&w->tell_mu);
+	}
+	pthread_mutex_unlock(&w->tell_mu);
+	return NULL;
 }
 
 /* One batch's work, each name once. A burst (rm -rf, git checkout, a
@@ -269,9 +340,9 @@ static void batch_add(struct batch *b, int wd, enum pending_kind kind, const cha
 	b->slots[i] = (uint32_t)b->n;
 }
 
-/* Does the batch's work: first what the kernel waits for (expiries and
- * invalidations), then the index of SOURCE's symlinks, whose walk of a new
- * directory may take long; then forgets the batch. */
+/* Does the batch's work: what the kernel waits for (expiries and
+ * invalidations), then the names queued for the index of SOURCE's
+ * symlinks; then forgets the batch. */
 static void batch_flush(struct sfs_watch *w, struct batch *b)
 {
 	uint64_t last_dir_inval = 0;
@@ -406,7 +477,13 @@ static void *watch_thread(void *arg)
 int sfs_watch_start(struct sfs_watch *w, struct fuse_session *se)
 {
 	w->se = se;
-	int r = pthread_create(&w->thread, NULL, watch_thread, w);
+	int r = 0;
+	if (w->on_name) {
+		r = pthread_create(&w->tell_thread, NULL, tell_thread, w);
+		w->tell_started = r == 0;
+	}
+	if (r == 0)
+		r = pthread_create(&w->thread, NULL, watch_thread, w);
 	if (r != 0)
 		return -r;
 	w->started = true;
@@ -421,6 +498,18 @@ void sfs_watch_free(struct sfs_watch *w)
 		if (write(w->stop[1], "x", 1) == 1)
 			pthread_join(w->thread, NULL);
 	}
+	if (w->tell_started) {
+		pthread_mutex_lock(&w->tell_mu);
+		w->tell_stop = true;
+		pthread_cond_signal(&w->tell_cv);
+		pthread_mutex_unlock(&w->tell_mu);
+		pthread_join(w->tell_thread, NULL);
+	}
+	for (size_t i = 0; i < w->tell_n; i++)
+		free(w->tell_paths[i]);
+	free(w->tell_paths);
+	pthread_mutex_destroy(&w->tell_mu);
+	pthread_cond_destroy(&w->tell_cv);
 	sfs_table_set_inotify(w->table, -1);
 	close(w->stop[0]);
 	close(w->stop[1]);
