@@ -140,15 +140,18 @@ else
 fi
 
 # Unmount; the daemon exits cleanly (status 0: a sanitizer report makes it
-# non-zero).
+# non-zero). How long it takes is reported, not judged (a loaded machine
+# is slow to free 100,000 nodes); two minutes is a hang.
 check "sandyfs umount succeeds" "$SANDYFS" umount "$mnt"
 check "the mount is gone" wait_until 5 eval '! is_mounted "$mnt"'
-if wait_until 10 eval '! pid_alive $pid'; then
+t0=$SECONDS
+if wait_until 120 eval '! pid_alive $pid'; then
+	diag "the daemon exited $((SECONDS - t0)) s after the unmount"
 	wait $pid
 	check_eq "the daemon exits with status 0 after umount" 0 $?
 else
 	not_ok "the daemon exits with status 0 after umount"
-	diag "daemon $pid still running 10 s after umount"
+	diag "daemon $pid still running 120 s after umount"
 fi
 wait $sampler 2>/dev/null
 
