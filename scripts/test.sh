@@ -12,17 +12,23 @@
 # tools) and the filesystem lane (every other test: unit, cli, fs and
 # attack, of every flavour). Only the engine lane talks to docker and
 # podman, so no two tests ever share an engine, its images or its
-# networks. The engine lane streams as it runs; the filesystem lane's
-# output follows it. SANDY_LANES=serial runs the two one after the other.
+# networks, and the filesystem lane runs in a mount namespace of its own,
+# so that no engine ever holds a copy of its mounts. The engine lane
+# streams as it runs; the filesystem lane's output follows it.
+# SANDY_LANES=serial runs the two one after the other.
 set -u
 cd "$(dirname "$0")/.."
-scripts/deps.sh || exit 1
+[ "${1:-}" = --fs-lane ] || scripts/deps.sh || exit 1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0
 # What the caller set for the exercisers applies to every flavour.
 exercise_seconds=${SANDY_EXERCISE_SECONDS:-} diff_seconds=${SANDY_DIFF_SECONDS:-}
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+if [ "${1:-}" = --fs-lane ]; then
+	work=$SANDY_TEST_WORK # the caller's, kept by it
+else
+	work=$(mktemp -d)
+	trap 'rm -rf "$work"' EXIT
+fi
 # FUSE over io_uring is switched on for the bundled flavour (libfuse 3.18,
 # the only one that asks for it; the other flavours' libfuse never does)
 # and back to what it was after.
@@ -139,6 +145,11 @@ fs_lane() {
 	fi
 }
 
+if [ "${1:-}" = --fs-lane ]; then
+	fs_lane
+	exit 0
+fi
+
 : >"$work/counts"
 # Made once before the lanes, which would otherwise race to make them:
 # the test user, and the builds both lanes use.
@@ -152,7 +163,12 @@ if [ "${SANDY_LANES:-}" = serial ]; then
 		fs_lane
 	} 2>&1
 else
-	fs_lane >"$work/fs-lane.log" 2>&1 &
+	# The filesystem lane mounts in a mount namespace of its own: an
+	# engine's process that copies the mount table while a test's mount
+	# is up (podman's conmon does) would otherwise keep that mount, and
+	# its daemon, alive after the test unmounted it.
+	SANDY_TEST_WORK=$work unshare --mount --propagation private -- "$PWD/scripts/test.sh" --fs-lane \
+		>"$work/fs-lane.log" 2>&1 &
 	fs_pid=$!
 	engine_lane 2>&1
 	wait "$fs_pid"
