@@ -125,7 +125,7 @@ _sandyfs()
 	case $cmd in
 	mount)
 		opts="-f --foreground --allow-other -o --pid-file --audit --lazy-open --stats --store
-			--private-git --git-host-path --drop-mount-privilege $rule_opts --help"
+			--private-git --git-host-path --drop-mount-privilege --over-mount $rule_opts --help"
 		;;
 	explain) opts="$rule_opts --store --json --help" ;;
 	rules) opts="$rule_opts --json --types --help" ;;

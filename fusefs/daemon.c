@@ -60,8 +60,12 @@ static bool is_mount_point(const char *path, char *fstype, size_t size)
 	return stat(path, &a) == 0 && stat(parent, &b) == 0 && a.st_dev != b.st_dev;
 }
 
-/* Checks MOUNTPOINT and resolves it into RESOLVED. Messages name it. */
-static int check_mountpoint(const char *mp, const char *source_resolved, char *resolved)
+/* Checks MOUNTPOINT and resolves it into RESOLVED. Messages name it.
+ * A mountpoint that is a mount already is refused unless OVER: a mount
+ * there would hide it, which is a mistake but where the mount is the
+ * point (a volume that carries the mount to other containers, as sandy
+ * kube's Pod has: the mount propagates only from the volume's root). */
+static int check_mountpoint(const char *mp, const char *source_resolved, bool over, char *resolved)
 {
 	struct stat st;
 	char fstype[64];
@@ -87,7 +91,7 @@ static int check_mountpoint(const char *mp, const char *source_resolved, char *r
 		error("cannot resolve mountpoint '%s': %s", mp, strerror(errno));
 		return -1;
 	}
-	if (is_mount_point(resolved, fstype, sizeof(fstype))) {
+	if (!over && is_mount_point(resolved, fstype, sizeof(fstype))) {
 		error("mountpoint '%s' is already a mount (%s); unmount it first", mp, fstype);
 		return -1;
 	}
@@ -403,7 +407,7 @@ int sfs_mount_main(const struct sfs_mount_opts *o)
 	int rootfd = open_source(o->source, source);
 	if (rootfd < 0)
 		return 1;
-	if (check_mountpoint(o->mountpoint, source, mountpoint) < 0) {
+	if (check_mountpoint(o->mountpoint, source, o->over_mount, mountpoint) < 0) {
 		close(rootfd);
 		return 1;
 	}

@@ -22,6 +22,7 @@ struct sfs_mount_opts {
 	bool private_git;	   /* --private-git (gitpriv.h) */
 	const char *git_host_path; /* --git-host-path, or NULL */
 	bool drop_mount_privilege; /* --drop-mount-privilege */
+	bool over_mount;	   /* --over-mount: MOUNTPOINT may be a mount */
 	struct sfs_rule_opts rules;
 	double cache_timeout;
 };

@@ -49,7 +49,8 @@ static int cmd_mount(int argc, char **argv)
 		OPT_STORE,
 		OPT_PRIVATE_GIT,
 		OPT_GIT_HOST_PATH,
-		OPT_DROP_MOUNT_PRIVILEGE
+		OPT_DROP_MOUNT_PRIVILEGE,
+		OPT_OVER_MOUNT
 	};
 	static const struct option longopts[] = {
 		{"foreground", no_argument, NULL, 'f'},
@@ -62,6 +63,7 @@ static int cmd_mount(int argc, char **argv)
 		{"private-git", no_argument, NULL, OPT_PRIVATE_GIT},
 		{"git-host-path", required_argument, NULL, OPT_GIT_HOST_PATH},
 		{"drop-mount-privilege", no_argument, NULL, OPT_DROP_MOUNT_PRIVILEGE},
+		{"over-mount", no_argument, NULL, OPT_OVER_MOUNT},
 		{"help", no_argument, NULL, 'h'},
 		SFS_RULE_LONG_OPTS,
 		{NULL, 0, NULL, 0},
@@ -119,6 +121,9 @@ static int cmd_mount(int argc, char **argv)
 				goto out;
 			}
 			o.drop_mount_privilege = true;
+			break;
+		case OPT_OVER_MOUNT:
+			o.over_mount = true;
 			break;
 		case 'h':
 			fputs(usage_text, stdout);
