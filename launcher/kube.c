@@ -953,6 +953,9 @@ static void fs_container(struct build *b, cJSON *list)
 			put_str(b, args, NULL, path);
 	}
 	put_str(b, args, NULL, "--drop-mount-privilege");
+	/* WORKSPACE is the volume's mount: the mount reaches the agent's
+	 * container from the volume's root alone. */
+	put_str(b, args, NULL, "--over-mount");
 	put_str(b, args, NULL, "--");
 	put_str(b, args, NULL, SOURCE_DIR);
 	put_str(b, args, NULL, WORKSPACE);

@@ -463,6 +463,8 @@ static void test_way_back(void)
 	ok(array_has(args, "--type") && array_has(args, "node") && array_has(args, "--no-detect") &&
 		   array_has(args, "/etc/sandy/rules/1-my_rules.json"),
 	   "sandyfs: the mount's command holds the rule options the way back takes");
+	ok(array_has(args, "--over-mount"),
+	   "sandyfs: it mounts over the volume's own mount, from whose root the mount propagates");
 	ok(strstr(str(get(doc_of(docs, "ConfigMap", "demo-config"), "data"), "rules.nft")
 			  ? str(get(doc_of(docs, "ConfigMap", "demo-config"), "data"), "rules.nft")
 			  : "",
