@@ -495,8 +495,8 @@ static int mirror_repo(struct mirror *m, git_repository *repo, const char *rel, 
 	return w.r;
 }
 
-int sfs_gitpriv_refresh(struct sfs_store *store, const char *source, const char *host_git_at,
-			char **note, char **err)
+static int refresh(struct sfs_store *store, const char *source, const char *host_git_at,
+		   char **note, char **err)
 {
 	cleanup_repo git_repository *host = NULL;
 	char common[PATH_MAX];
@@ -525,5 +525,18 @@ int sfs_gitpriv_refresh(struct sfs_store *store, const char *source, const char 
 	if (r == 0 && m.kept.len && asprintf(note, "kept the agent's own %s", m.kept.s) < 0)
 		*note = NULL;
 	sfs_buf_free(&m.kept);
+	return r;
+}
+
+int sfs_gitpriv_refresh(struct sfs_store *store, const char *source, const char *host_git_at,
+			char **note, char **err)
+{
+	/* libgit2's global state (among it what reads pack files) exists
+	 * only between init and shutdown: without it, the first object
+	 * read from a pack (any cloned repository) crashed the daemon. */
+	git_libgit2_init();
+	git_libgit2_opts(GIT_OPT_SET_OWNER_VALIDATION, 0);
+	int r = refresh(store, source, host_git_at, note, err);
+	git_libgit2_shutdown();
 	return r;
 }
