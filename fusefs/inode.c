@@ -424,6 +424,10 @@ void sfs_table_free(struct sfs_table *t)
 			close(n->orphan_fd);
 		if (n->kept_fd >= 0)
 			close(n->kept_fd);
+		/* Their parents go in this same walk: only the names. */
+		for (unsigned i = 0; i < n->naliases; i++)
+			free(n->aliases[i].name);
+		free(n->aliases);
 		free(n->name);
 		free(n);
 	}

@@ -55,4 +55,5 @@ check_eq "the file itself reached the host" "version 4" "$(cat "$src/main.c")"
 wait $pid
 check_eq "the daemon exits with status 0" 0 $?
 check "the daemon reported no error" eval '! grep -qi "error\|cannot" "$base/daemon.err"'
+[ -s "$base/daemon.err" ] && diag "daemon stderr: $(head -c 3000 "$base/daemon.err")"
 done_testing
