@@ -313,9 +313,10 @@ static void *tell_thread(void *arg)
  * which the burst's own requests hold in turn: done once per event, the
  * watcher fell seconds behind the host (a batch of 1,131 events from a
  * create/unlink loop took 2.1 s), and a host change made just after the
- * burst stayed hidden that long behind the 60-second timeouts. Work for one name after all of
- * its events is the same work: an expiry or an invalidation says "ask
- * again", and what is asked then is the host's state after the batch. */
+ * burst stayed hidden that long behind the 60-second timeouts. Work for
+ * one name after all of its events is the same work: an expiry or an
+ * invalidation says "ask again", and what is asked then is the host's
+ * state after the batch. */
 static uint32_t pending_hash(int wd, enum pending_kind kind, const char *name)
 {
 	uint32_t h = 2166136261u ^ (uint32_t)wd ^ ((uint32_t)kind << 24);
@@ -340,9 +341,8 @@ static void batch_add(struct batch *b, int wd, enum pending_kind kind, const cha
 	b->slots[i] = (uint32_t)b->n;
 }
 
-/* Does the batch's work: what the kernel waits for (expiries and
- * invalidations), then the names queued for the index of SOURCE's
- * symlinks; then forgets the batch. */
+/* Does the batch's work (expiries, invalidations, names queued for the
+ * index of SOURCE's symlinks), then forgets the batch. */
 static void batch_flush(struct sfs_watch *w, struct batch *b)
 {
 	uint64_t last_dir_inval = 0;
@@ -365,6 +365,7 @@ static void batch_flush(struct sfs_watch *w, struct batch *b)
 				fuse_lowlevel_notify_inval_inode(w->se, dir_id, 0, 0);
 				last_dir_inval = dir_id;
 			}
+			tell_name(w, dir, p->name);
 			break;
 		case PENDING_ATTRS:
 			invalidate_child_attrs(w, dir, p->name);
@@ -372,16 +373,6 @@ static void batch_flush(struct sfs_watch *w, struct batch *b)
 		}
 		atomic_fetch_add(&w->stats->host_invalidations, 1);
 		sfs_node_unpin(w->table, dir);
-	}
-	for (size_t i = 0; i < b->n; i++) {
-		const struct pending *p = &b->items[i];
-		if (p->kind != PENDING_NAME)
-			continue;
-		struct sfs_node *dir = sfs_table_watch_node(w->table, p->wd);
-		if (dir) {
-			tell_name(w, dir, p->name);
-			sfs_node_unpin(w->table, dir);
-		}
 	}
 	for (size_t i = 0; i < b->n; i++) {
 		const struct pending *p = &b->items[i];
