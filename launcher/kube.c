@@ -41,8 +41,9 @@
  * agent's branches before the kubelet kills it. */
 #define GRACE_SECONDS 300
 
-#define STR_(x) #x
-#define STR(x)	STR_(x)
+#define STR_(x)	  #x
+#define STR(x)	  STR_(x)
+#define AGENT_UID STR(KUBE_AGENT_UID)
 
 /* The capabilities of sandyfs's container in fsbox.c (push_box_options),
  * as setpriv names them: those the daemon keeps in the privileged one. */
@@ -71,11 +72,25 @@
  * expands as data. GIT_ALLOW_PROTOCOL keeps git to the transports the URL
  * check allows. The git directory apart from the work tree, in a volume
  * of its own (on a claim, a directory of its own), so that the agent can
- * be shown it and not the work tree. A clone already in the volume (a
- * claim used before) is kept as it is. */
+ * be shown it and not the work tree. A clone already in a claim (used
+ * before) is kept as it is. emptyDirs (SANDY_FRESH set) are new, unless
+ * the engine is podman kube play 4.3, which makes each a volume named as
+ * it is, until its Pod is removed, and gives it to every Pod that runs
+ * meanwhile: then they hold the other Pod's clone and store, and the Pod
+ * stops rather than serve them or push their branches. */
+#define NOT_FRESH_SH(dirs)                                                                         \
+	"if [ -n \"${SANDY_FRESH:-}\" ] && [ -n \"$(for d in " dirs                                \
+	"; do ls -A \"$d\"; done)\" ]; "                                                           \
+	"then\n"                                                                                   \
+	"	echo \"sandy: the Pod's new volumes hold another Pod's files (podman kube play "         \
+	"gives Pods that run at once the same volume for an emptyDir of the same name): remove "   \
+	"that Pod first\" >&2\n"                                                                   \
+	"	exit 1\n"                                                                                \
+	"fi\n"
+#define CLONE_FRESH_SH NOT_FRESH_SH(SOURCE_DIR " " GIT_VOL_DIR)
+#define STORE_FRESH_SH NOT_FRESH_SH(STORE_DIR)
 static const char clone_script[] =
-	"set -eu\n"
-	"if [ -e " SOURCE_DIR "/.git ]; then\n"
+	"set -eu\n" CLONE_FRESH_SH "if [ -e " SOURCE_DIR "/.git ]; then\n"
 	"	echo \"sandy: keeping the clone in " SOURCE_DIR "\" >&2\n"
 	"	exit 0\n"
 	"fi\n"
@@ -86,11 +101,11 @@ static const char clone_script[] =
 
 /* sandyfs's container, as fsbox.c's box_script: the daemon in the
  * foreground (the arguments; its pid file is the startup probe's, so a
- * restarted container's is removed first), SIGTERM handed to it (it
- * closes its connection and completes the audit log; with
- * --drop-mount-privilege it cannot unmount), then this shell, which keeps
- * CAP_SYS_ADMIN, removes the mount, so that the kubelet can remove the
- * volumes.
+ * restarted container's is removed first). To stop it, this shell, which
+ * keeps CAP_SYS_ADMIN, removes the mount (with --drop-mount-privilege the
+ * daemon cannot), and the daemon, its connection gone, completes the
+ * audit log and ends; it is sent SIGTERM only when it has no mount. Then
+ * the kubelet can remove the volumes.
  *
  * When the session ends. A native sidecar is sent SIGTERM by the kubelet
  * once the agent has ended (sandyfs before the gateway, the reverse of
@@ -166,27 +181,28 @@ static const char fs_script[] =
 	"	return $ret\n"
 	"}\n"
 	"rm -f " PIDFILE " " FS_ENDED "\n"
-	"trap ': >" FS_ENDED "' EXIT\n"
-	"if [ -n \"${SANDY_AGENT_END:-}\" ]; then\n"
+	"trap ': >" FS_ENDED "' EXIT\n" STORE_FRESH_SH "if [ -n \"${SANDY_AGENT_END:-}\" ]; then\n"
 	/* The volume is root's where the engine makes it so (podman). */
-	"	chown " STR(
-		KUBE_AGENT_UID) " \"${SANDY_AGENT_END%/*}\"\n"
-				"	rm -f \"$SANDY_AGENT_END\"\n"
-				"fi\n"
-				"\"$@\" & pid=$!\n"
-				"trap 'kill -TERM $pid 2>/dev/null' TERM INT HUP\n"
-				"if [ -n \"${SANDY_AGENT_END:-}\" ]; then\n"
-				"	while kill -0 $pid 2>/dev/null && ! [ -e "
-				"\"$SANDY_AGENT_END\" ]; do\n"
-				"		sleep 1 & wait $!\n"
-				"	done\n"
-				"	kill -TERM $pid 2>/dev/null\n"
-				"fi\n"
-				"wait $pid; st=$?\n"
-				"while kill -0 $pid 2>/dev/null; do wait $pid; st=$?; done\n"
-				"sandyfs umount " WORKSPACE " >/dev/null 2>&1\n"
-				"way_back \"$@\" || st=1\n"
-				"exit $st\n";
+	"	chown " AGENT_UID " \"${SANDY_AGENT_END%/*}\"\n"
+	"	rm -f \"$SANDY_AGENT_END\"\n"
+	"fi\n"
+	/* The daemon has given up the privilege to unmount; this shell has
+	 * it, and the daemon ends once its mount is gone. SIGTERM only when
+	 * there is no mount (it has not come up). */
+	"stop() { sandyfs umount " WORKSPACE " >/dev/null 2>&1 || kill -TERM $pid 2>/dev/null; }\n"
+	"\"$@\" & pid=$!\n"
+	"trap stop TERM INT HUP\n"
+	"if [ -n \"${SANDY_AGENT_END:-}\" ]; then\n"
+	"	while kill -0 $pid 2>/dev/null && ! [ -e \"$SANDY_AGENT_END\" ]; do\n"
+	"		sleep 1 & wait $!\n"
+	"	done\n"
+	"	stop\n"
+	"fi\n"
+	"wait $pid; st=$?\n"
+	"while kill -0 $pid 2>/dev/null; do wait $pid; st=$?; done\n"
+	"sandyfs umount " WORKSPACE " >/dev/null 2>&1\n"
+	"way_back \"$@\" || st=1\n"
+	"exit $st\n";
 
 /* The gateway's entry without native sidecars: the image's own, until
  * sandyfs's container says the way back is done (FS_ENDED). SIGTERM ends
@@ -205,6 +221,9 @@ static const char gateway_script[] = GW_ENTRY " & gw=$!\n"
  * agent will see) and, with a gateway, once the gateway's firewall and
  * resolver hold (its ready file). Native sidecars are started in that
  * order anyway; ordinary containers (--no-native-sidecars) start together.
+ * The agent then starts in the mount, not in the directory under it
+ * where its container started (WORKSPACE, the working directory, may
+ * have been the volume's own mount then).
  * $1 is the network mode, the rest the agent's command, run as given.
  * Without native sidecars (SANDY_AGENT_END set) the agent runs as this
  * shell's child, which makes SANDY_AGENT_END when it exits (whatever the
@@ -226,6 +245,7 @@ static const char agent_script[] =
 	"	fi\n"
 	"	sleep 0.1\n"
 	"done\n"
+	"cd " WORKSPACE " || exit 125\n"
 	"if [ -z \"${SANDY_AGENT_END:-}\" ]; then exec \"$@\"; fi\n"
 	"exec 3<&0\n"
 	"\"$@\" <&3 3<&- & pid=$!\n"
@@ -863,6 +883,8 @@ static void clone_container(struct build *b, cJSON *list)
 		add_env(b, e, "SANDY_BRANCH", o->branch);
 	add_env(b, e, "GIT_ALLOW_PROTOCOL", "https:http:git");
 	add_env(b, e, "GIT_TERMINAL_PROMPT", "0");
+	if (!o->volume_claim)
+		add_env(b, e, "SANDY_FRESH", "1");
 	unprivileged(b, c);
 	cJSON *m = put_arr(b, c, "volumeMounts");
 	mount_data(b, m, false);
@@ -874,9 +896,15 @@ static void gateway_container(struct build *b, cJSON *list)
 {
 	static const char *const all[] = {"ALL"};
 	/* NET_ADMIN for the firewall, ulogd's NFLOG socket and dnsmasq's
-	 * set; the rest for dnsmasq to bind port 53 and drop to its own user
-	 * (as gateway.c gives them). */
-	static const char *const caps[] = {"NET_ADMIN", "NET_BIND_SERVICE", "SETUID", "SETGID"};
+	 * set; NET_BIND_SERVICE, SETUID and SETGID for dnsmasq to bind port
+	 * 53 and drop to its own user (as gateway.c gives them).
+	 * DAC_OVERRIDE to write its logs whoever owns the egress volume: a
+	 * kubelet makes an emptyDir 0777, but podman kube play gives a new
+	 * volume (0755) to the user of the first container that starts with
+	 * it, which may be the agent's. Root with SETUID could reach such a
+	 * directory as its owner anyway. */
+	static const char *const caps[] = {"NET_ADMIN", "NET_BIND_SERVICE", "SETUID", "SETGID",
+					   "DAC_OVERRIDE"};
 	/* The image's own entry point, as gateway.c runs it; not its
 	 * --sysctl disable_ipv6, which is not among the sysctls Kubernetes
 	 * calls safe: the ruleset drops IPv6 but on loopback all the same. */
@@ -969,6 +997,8 @@ static void fs_container(struct build *b, cJSON *list)
 	add_env(b, e, "GIT_TERMINAL_PROMPT", "0");
 	if (!o->native_sidecars)
 		add_env(b, e, "SANDY_AGENT_END", AGENT_END);
+	if (!o->volume_claim)
+		add_env(b, e, "SANDY_FRESH", "1");
 	/* mount(2) and /dev/fuse (a privileged container sees the node's
 	 * devices, so no hostPath volume brings it), and Bidirectional
 	 * propagation, which Kubernetes gives privileged containers alone:
@@ -1102,14 +1132,17 @@ static void volumes(struct build *b, cJSON *spec)
 	volume_empty(b, vols, "tmp");
 	if (!o->native_sidecars)
 		volume_empty(b, vols, "agent-end");
-	/* The git credential: optional, so that a public repository needs no
-	 * Secret; readable by the clone's group (fsGroup) and by root. */
+	/* The git credential, readable by the clone's group (fsGroup) and by
+	 * root. Optional when sandy prints no Secret, so that a public
+	 * repository needs none; required when it does, which podman kube
+	 * play 4.3 needs to mount it at all (it drops an optional Secret
+	 * volume whose Secret exists). */
 	cJSON *v = put_obj(b, vols, NULL);
 	put_str(b, v, "name", "git-credential");
 	cJSON *s = put_obj(b, v, "secret");
 	put_named(b, s, "secretName", "git");
 	put_num(b, s, "defaultMode", 0440);
-	put_bool(b, s, "optional", true);
+	put_bool(b, s, "optional", o->git_password == NULL);
 	if (has_gateway(o)) {
 		volume_empty(b, vols, "egress");
 		volume_empty(b, vols, "gateway-run");

@@ -295,6 +295,8 @@ static void test_git_credential(void)
 		}
 	}
 	ok(vol && holders == 1, "one volume holds it (%s)", vol ? vol : "none");
+	ok(vol && is_false(get(volume(docs, vol), "secret"), "optional"),
+	   "the Secret printed beside it: its volume is required, not optional");
 	FOR_EACH_CONTAINER(docs, c)
 	{
 		const char *name = str(c, "name");
@@ -356,9 +358,11 @@ static void test_privileges(void)
 
 	check_privileges(docs, "native");
 	const cJSON *gw = get(container(docs, "gateway"), "securityContext");
-	ok(array_has(get(get(gw, "capabilities"), "add"), "NET_ADMIN") &&
-		   count(get(get(gw, "capabilities"), "add")) == 4,
-	   "gateway: NET_ADMIN and dnsmasq's three, nothing else");
+	const cJSON *gw_add = get(get(gw, "capabilities"), "add");
+	ok(array_has(gw_add, "NET_ADMIN") && array_has(gw_add, "NET_BIND_SERVICE") &&
+		   array_has(gw_add, "SETUID") && array_has(gw_add, "SETGID") &&
+		   array_has(gw_add, "DAC_OVERRIDE") && count(gw_add) == 5,
+	   "gateway: NET_ADMIN, dnsmasq's three and DAC_OVERRIDE for its logs, nothing else");
 	cJSON_Delete(docs);
 	o.native_sidecars = false;
 	o.volume_claim = "claim.example";
