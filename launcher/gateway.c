@@ -28,25 +28,10 @@
 #define GATEWAY_LOGDIR "/log"
 #define GATEWAY_ENTRY  "/usr/local/lib/sandy/gateway"
 
-/* The user's configuration directory: $SANDY_CONFIG_DIR, else
- * $XDG_CONFIG_HOME/sandy, else ~/.config/sandy. */
-static char *config_dir(const struct host_user *user)
-{
-	const char *env = getenv("SANDY_CONFIG_DIR");
-	const char *xdg = user->via_sudo ? NULL : getenv("XDG_CONFIG_HOME");
-	const char *home = world_user_home(user);
-
-	if (env && env[0] == '/')
-		return strdup(env);
-	if (xdg && xdg[0] == '/')
-		return sandy_asprintf("%s/sandy", xdg);
-	return home ? sandy_asprintf("%s/.config/sandy", home) : NULL;
-}
-
 /* The "allow" list of the user's config.json, appended to OUT. */
 static int config_allow(const struct host_user *user, struct strv *out)
 {
-	cleanup_free char *dir = config_dir(user);
+	cleanup_free char *dir = world_config_dir(user);
 	cleanup_free char *path = dir ? sandy_asprintf("%s/config.json", dir) : NULL;
 	cleanup_free char *text = NULL;
 	const cJSON *e;

@@ -869,8 +869,26 @@ static int cmd_allow(int argc, char **argv)
 	return gateway_allow_command(domain, session);
 }
 
+/* Every command reads the user's configuration (config.json, rules.d)
+ * where a session does, and so do the sandyfs processes it starts: the
+ * user's directory, also under sudo. */
+static int export_config_dir(void)
+{
+	struct host_user u = {0};
+	int r = host_user(&u);
+
+	if (r == 0)
+		r = world_export_config_dir(&u);
+	host_user_free(&u);
+	if (r < 0)
+		sandy_error("cannot find the user's configuration directory: %s", strerror(-r));
+	return r;
+}
+
 int main(int argc, char **argv)
 {
+	if (export_config_dir() < 0)
+		return SANDY_EXIT_FAILURE;
 	if (argc >= 2 && !strcmp(argv[1], "explain"))
 		return cmd_explain(argc - 1, argv + 1);
 	if (argc >= 2 && !strcmp(argv[1], "build-image"))

@@ -321,6 +321,31 @@ static int make_user_dirs(const char *path, const struct host_user *u)
 	}
 }
 
+char *world_config_dir(const struct host_user *u)
+{
+	const char *env = getenv("SANDY_CONFIG_DIR");
+	const char *xdg = u->via_sudo ? NULL : getenv("XDG_CONFIG_HOME");
+	const char *home = world_user_home(u);
+
+	if (env && *env)
+		return strdup(env);
+	if (xdg && xdg[0] == '/')
+		return sandy_asprintf("%s/sandy", xdg);
+	return home ? sandy_asprintf("%s/.config/sandy", home) : NULL;
+}
+
+int world_export_config_dir(const struct host_user *u)
+{
+	const char *env = getenv("SANDY_CONFIG_DIR");
+
+	if (env && *env)
+		return 0;
+	cleanup_free char *dir = world_config_dir(u);
+	if (!dir)
+		return world_user_home(u) ? -ENOMEM : 0;
+	return setenv("SANDY_CONFIG_DIR", dir, 1) < 0 ? -errno : 0;
+}
+
 int world_data_dir(const struct host_user *user, const char *sub, char **out)
 {
 	const char *env = getenv("SANDY_DATA_DIR");

@@ -70,6 +70,19 @@ void world_free(struct world *w);
 int world_data_dir(const struct host_user *user, const char *sub, char **out);
 int world_make_data_dir(const struct host_user *user, const char *sub, char **out);
 
+/* The user's configuration directory (config.json, rules.d):
+ * $SANDY_CONFIG_DIR (as common/cachedir.h takes it), else $XDG_CONFIG_HOME/sandy (not sudo's
+ * user's: the variable is root's environment), else ~/.config/sandy of world_user_home. Malloc'ed;
+ * NULL when there is no home. */
+char *world_config_dir(const struct host_user *u);
+
+/* Sets SANDY_CONFIG_DIR to world_config_dir when it is not set, so that
+ * every reader of the user's configuration (the gateway's allowlist
+ * here, the rules.d that sandyfs reads with common/cachedir.h's
+ * sandy_config_dir, $HOME based) reads the same one, also under sudo,
+ * where $HOME is root's. -errno on failure. */
+int world_export_config_dir(const struct host_user *u);
+
 /* The user's home on the host: $HOME when it is a directory of the user's,
  * else the passwd entry's (sudo's user: sudo replaced the environment);
  * NULL when there is none. */

@@ -232,4 +232,32 @@ check_eq "a missing SOURCE: message" \
 run explain --help
 check "explain --help prints usage on stdout" eval '[ $rc = 0 ] && [[ $out == "usage: sandyfs explain"* ]]'
 
+# sandy under sudo: root's environment (its HOME, no SANDY_CONFIG_DIR),
+# SUDO_UID the user's. The user's rules.d is the one read, as the
+# gateway reads the user's config.json: a protection the user added
+# holds there too.
+ensure_test_user || exit 1
+uhome=$(getent passwd "$TEST_USER" | cut -d: -f6)
+urules=$uhome/.config/sandy/rules.d
+ufile=$urules/sandy-explain-sudo-$$.json
+# Only what this makes is removed afterwards.
+for d in "$uhome/.config" "$uhome/.config/sandy" "$urules"; do
+	[ -d "$d" ] || at_exit "rmdir '$d'"
+done
+mkdir -p "$urules" && at_exit "rm -f '$ufile'"
+printf '{"name": "mine", "protect": [{"path": "sudo-only-%s.md", "why": "the user says so"}]}\n' $$ >"$ufile"
+mkdir -p "$base/roothome"
+sudo_explain() {
+	env -u SANDY_CONFIG_DIR -u XDG_CONFIG_HOME HOME="$1" SUDO_UID="$(id -u "$TEST_USER")" \
+		SUDO_GID="$(id -g "$TEST_USER")" "$SANDY_BUILD/launcher/sandy" explain -C "$src" \
+		"sudo-only-$$.md" 2>&1
+}
+out=$(sudo_explain "$base/roothome")
+check "sandy explain under sudo (HOME root's): the user's rules.d protects" \
+	eval '[[ $out == "sudo-only-$$.md: protected"* ]] && [[ $out == *"the user says so"* ]]'
+[[ $out == "sudo-only-$$.md: protected"* ]] || diag "$out"
+out=$(SANDY_CONFIG_DIR=$base/config "$SANDY_BUILD/launcher/sandy" explain -C "$src" "sudo-only-$$.md" 2>&1)
+check "without sudo, SANDY_CONFIG_DIR elsewhere: not protected" \
+	eval '[[ $out != *"protected"* ]]'
+
 done_testing

@@ -7,10 +7,12 @@
  * without anything made through it. */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
+#include "common/cachedir.h"
 #include "launcher/world.h"
 #include "scratch.h"
 #include "tap.h"
@@ -337,6 +339,49 @@ static void test_planted_symlink(void)
 	world_free(&w);
 }
 
+/* Where the user's configuration is read: the same for the gateway's
+ * allowlist and for sandyfs's rules.d (SANDY_CONFIG_DIR, exported), and
+ * the user's own under sudo, whose environment is root's. */
+static void test_config_dir(void)
+{
+	struct host_user user = {.uid = getuid(), .gid = getgid(), .home = home};
+	struct host_user sudo_user = {
+		.uid = 4242, .gid = 4242, .home = "/home/someone", .via_sudo = true};
+	char want[PATH_MAX];
+	char *d;
+
+	unsetenv("SANDY_CONFIG_DIR");
+	setenv("XDG_CONFIG_HOME", "/xdg", 1);
+	d = world_config_dir(&user);
+	ok(d && !strcmp(d, "/xdg/sandy"), "XDG_CONFIG_HOME/sandy (%s)", d ? d : "NULL");
+	free(d);
+	d = world_config_dir(&sudo_user);
+	ok(d && !strcmp(d, "/home/someone/.config/sandy"),
+	   "under sudo: the user's home, not root's XDG_CONFIG_HOME (%s)", d ? d : "NULL");
+	free(d);
+	unsetenv("XDG_CONFIG_HOME");
+	snprintf(want, sizeof(want), "%s/.config/sandy", home);
+	d = world_config_dir(&user);
+	ok(d && !strcmp(d, want), "~/.config/sandy (%s)", d ? d : "NULL");
+	free(d);
+
+	ok(world_export_config_dir(&sudo_user) == 0 && getenv("SANDY_CONFIG_DIR") &&
+		   !strcmp(getenv("SANDY_CONFIG_DIR"), "/home/someone/.config/sandy"),
+	   "exported for sudo's user: SANDY_CONFIG_DIR is the user's directory");
+	d = sandy_config_dir();
+	ok(d && !strcmp(d, "/home/someone/.config/sandy"),
+	   "sandyfs's reader (sandy_config_dir, $HOME %s) reads the same one", home);
+	free(d);
+	setenv("SANDY_CONFIG_DIR", "/given", 1);
+	ok(world_export_config_dir(&sudo_user) == 0 &&
+		   !strcmp(getenv("SANDY_CONFIG_DIR"), "/given"),
+	   "a SANDY_CONFIG_DIR given is kept");
+	d = world_config_dir(&sudo_user);
+	ok(d && !strcmp(d, "/given"), "and read by the gateway's allowlist too");
+	free(d);
+	unsetenv("SANDY_CONFIG_DIR");
+}
+
 int main(void)
 {
 	const char *dir = scratch_dir();
@@ -355,5 +400,6 @@ int main(void)
 	test_gemini_codex();
 	test_environment();
 	test_planted_symlink();
+	test_config_dir();
 	return tap_done();
 }
