@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -49,6 +50,17 @@ int platform_pidfd(pid_t pid)
 	errno = ENOSYS;
 	return -1;
 #endif
+}
+
+int platform_pidfd_kill(int fd, pid_t pid, int sig)
+{
+#if SANDY_LINUX_HOST && defined(SYS_pidfd_send_signal)
+	if (fd >= 0)
+		return syscall(SYS_pidfd_send_signal, fd, sig, NULL, 0) == 0 ? 0 : -errno;
+#else
+	(void)fd;
+#endif
+	return kill(pid, sig) == 0 ? 0 : -errno;
 }
 
 bool platform_die_with_parent(pid_t parent)

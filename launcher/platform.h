@@ -33,6 +33,10 @@ int platform_pipe(int fds[2]);
  * and errno (ENOSYS where there is none: the caller polls instead). */
 int platform_pidfd(pid_t pid);
 
+/* Sends SIG to the process FD (platform_pidfd's) is for, so that a pid
+ * reused since cannot be hit; to PID where FD is -1. 0 or -errno. */
+int platform_pidfd_kill(int fd, pid_t pid, int sig);
+
 /* In a child just forked from PARENT: ask for SIGTERM when PARENT dies.
  * False when PARENT is already gone. Where the kernel offers nothing of
  * the kind, nothing is asked, and the child ends when its output closes

@@ -794,6 +794,8 @@ static void teardown(struct run *r, bool ran)
 			r->mounted = false;
 		/* The audit log is complete once the daemon is gone. */
 		sandyfs_wait_exit(&r->daemon, 2000);
+		if (!r->mounted)
+			sandyfs_end(&r->daemon, 2000);
 	}
 	if (r->view_shared && !r->mounted) {
 		if (platform_unmount(r->s.view, false) < 0)

@@ -189,6 +189,14 @@ void sandyfs_wait_exit(const struct sandyfs_daemon *d, int ms)
 		nanosleep(&(struct timespec){.tv_nsec = 20 * 1000 * 1000}, NULL);
 }
 
+void sandyfs_end(const struct sandyfs_daemon *d, int ms)
+{
+	if (!sandyfs_alive(d))
+		return;
+	if (platform_pidfd_kill(d->fd, d->pid, SIGTERM) == 0)
+		sandyfs_wait_exit(d, ms);
+}
+
 void sandyfs_unwatch(struct sandyfs_daemon *d)
 {
 	if (d->fd >= 0)

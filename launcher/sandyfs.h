@@ -70,6 +70,12 @@ int sandyfs_watch(const char *pidfile, struct sandyfs_daemon *d);
 bool sandyfs_alive(const struct sandyfs_daemon *d);
 /* Waits up to MS milliseconds for the daemon to exit (after unmounting). */
 void sandyfs_wait_exit(const struct sandyfs_daemon *d, int ms);
+/* Ends a daemon whose mount is gone from here: SIGTERM, then waits up to
+ * MS milliseconds. A copy of the mount in another mount namespace (podman's
+ * conmon copies the mount table as it starts) keeps its connection, and
+ * so the daemon, alive after the unmount; nothing may reach the project
+ * through a session that has ended. */
+void sandyfs_end(const struct sandyfs_daemon *d, int ms);
 void sandyfs_unwatch(struct sandyfs_daemon *d);
 
 /* Unmounts MP, a sandyfs mount or a bind sandy made for one: `sandyfs

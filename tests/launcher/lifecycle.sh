@@ -167,6 +167,32 @@ dpid=$(daemon_pid)
 [ -n "$dpid" ] && kill -KILL "$dpid"
 finish "none, sandyfs killed" 125 "sandyfs stopped serving"
 
+# A copy of the session's mount in another mount namespace (podman's
+# conmon makes one whenever a container starts) keeps the daemon's
+# connection after sandy's unmount: sandy ends the daemon all the same,
+# before it reads the audit log for its summary, and the copy serves
+# nothing of the project any more.
+start_session --runtime=none
+dpid=$(daemon_pid)
+d=$(session_dirs "$proj")
+echo kept >"$proj/copy-probe.txt"
+unshare --mount sleep 300 &
+holder=$!
+kill_at_exit "$holder"
+check "a copy: the other namespace sees the project through the mount" wait_until 10 \
+	eval 'nsenter --target $holder --mount cat "$d/view/workspace/copy-probe.txt" 2>/dev/null | grep -qx kept'
+kill -TERM "$PID"
+wait "$PID"
+# Ended: no process, or a zombie not reaped yet (the daemon's parent is
+# whoever adopted it).
+ended() { [ -n "$1" ] && awk '/^State:/ { exit $2 != "Z" }' "/proc/$1/status" 2>/dev/null || [ ! -e "/proc/$1" ]; }
+check "a copy: sandy has ended its daemon when it exits" ended "$dpid"
+check "a copy: the other namespace's copy serves nothing" \
+	eval '! nsenter --target $holder --mount cat "$d/view/workspace/copy-probe.txt" >/dev/null 2>&1'
+kill "$holder" 2>/dev/null
+rm -f "$proj/copy-probe.txt"
+check "a copy: no mount left" no_sandy_mounts "$proj"
+
 # A command that ignores SIGTERM is killed after the grace period.
 OUT=$base/out ERR=$base/err
 : >"$OUT"
