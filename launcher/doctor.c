@@ -17,6 +17,8 @@
 #include "sandyfs.h"
 #include "session.h"
 
+#include "config.h"
+
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -524,9 +526,16 @@ static void check_fs_mode(struct doctor *d)
 		     d->engine, why);
 	if (sees > 0)
 		return;
-	if (engine_has_image(d->engine, image))
+	cleanup_free char *built = NULL;
+	int state = fsbox_image_state(d->engine, image, &built);
+	if (state == 0)
 		item(d, OK, "fs image", "'%s' is in %s", image, d->engine);
-	else {
+	else if (state == -ESTALE) {
+		item(d, sees == 0 ? FAIL : WARN, "fs image",
+		     "'%s' holds the sandyfs and rules of %s%s, not of this one (%s)", image,
+		     *built ? "sandy " : "an earlier sandy", built, SANDY_VERSION);
+		fix("sandy build-image%s --fs-only", runtime);
+	} else {
 		item(d, sees == 0 ? FAIL : WARN, "fs image", "'%s' is not in %s%s", image,
 		     d->engine,
 		     sees == 0 ? "" : " (needed if the engine does not see this host's mounts)");

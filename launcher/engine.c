@@ -94,6 +94,28 @@ bool engine_has_image(const char *engine, const char *image)
 	return proc_run(argv, PROC_IN_NULL | PROC_OUT_NULL | PROC_ERR_NULL, NULL, NULL) == 0;
 }
 
+char *engine_image_label(const char *engine, const char *image, const char *key)
+{
+	/* KEY is sandy's own, never the user's: it goes into the template. */
+	cleanup_free char *format = sandy_asprintf("{{index .Config.Labels \"%s\"}}", key);
+	char *argv[] = {(char *)engine, "image", "inspect",	"--format",
+			format,		"--",	 (char *)image, NULL};
+	char *out = NULL;
+
+	if (!format ||
+	    proc_run(argv, PROC_IN_NULL | PROC_OUT_CAPTURE | PROC_ERR_NULL, &out, NULL) != 0) {
+		free(out);
+		return NULL;
+	}
+	if (!out)
+		return strdup("");
+	out[strcspn(out, "\n")] = '\0';
+	/* A template's missing map entry, as some engines print it. */
+	if (!strcmp(out, "<no value>"))
+		out[0] = '\0';
+	return out;
+}
+
 int engine_image_check(const char *engine, const char *image)
 {
 	if (engine_has_image(engine, image))

@@ -46,6 +46,9 @@ const char *engine_auto(void);
 
 /* Whether IMAGE is present in ENGINE. Quiet. */
 bool engine_has_image(const char *engine, const char *image);
+/* The value of label KEY of IMAGE (malloc'ed, "" when it has none), or
+ * NULL when the engine cannot say (no such image). */
+char *engine_image_label(const char *engine, const char *image, const char *key);
 
 /* 0 when IMAGE is present in ENGINE; otherwise says how to build it. */
 int engine_image_check(const char *engine, const char *image);

@@ -143,6 +143,36 @@ const char *fsbox_image(void)
 	return env && *env ? env : SANDY_FS_IMAGE;
 }
 
+int fsbox_image_state(const char *engine, const char *image, char **built)
+{
+	*built = engine_image_label(engine, image, FSBOX_VERSION_LABEL);
+	if (!*built)
+		return -ENOENT;
+	return strcmp(*built, SANDY_VERSION) ? -ESTALE : 0;
+}
+
+int fsbox_image_check(const char *engine, const char *image)
+{
+	cleanup_free char *built = NULL;
+	int r = fsbox_image_state(engine, image, &built);
+
+	if (r == -ENOENT)
+		sandy_error("the image of sandyfs's own container '%s' is not in %s; build it with "
+			    "'sandy build-image --fs-only'",
+			    image, engine);
+	else if (r == -ESTALE && !*built)
+		sandy_error("the image of sandyfs's own container '%s' was built by an earlier "
+			    "sandy (it has no version label); rebuild it with 'sandy build-image "
+			    "--fs-only'",
+			    image);
+	else if (r == -ESTALE)
+		sandy_error("the image of sandyfs's own container '%s' holds the sandyfs and rules "
+			    "of sandy %s, not of this one (%s); rebuild it with 'sandy build-image "
+			    "--fs-only'",
+			    image, built, SANDY_VERSION);
+	return r;
+}
+
 char *fsbox_name(const char *session_id)
 {
 	return sandy_asprintf("sandy-fs-%s", session_id);
@@ -560,7 +590,7 @@ static int copy_source(const char *src, const char *dir)
 	"ENV SANDY_RULES_DIR=/usr/local/share/sandy/rules "                                        \
 	"SANDY_OVERLAYS_DIR=/usr/local/share/sandy/ro-overlays\n"                                  \
 	"RUN ldconfig && sandyfs --version >/dev/null\n"                                           \
-	"LABEL org.sandy.role=fs\n"
+	"LABEL org.sandy.role=fs " FSBOX_VERSION_LABEL "=" SANDY_VERSION "\n"
 
 static const char box_dockerfile[] =
 	"# The image of sandyfs's own container (made by sandy build-image),\n"

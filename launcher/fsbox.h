@@ -54,6 +54,19 @@ struct fsbox {
 /* The image of that container: $SANDY_FS_IMAGE, else SANDY_FS_IMAGE. */
 const char *fsbox_image(void);
 
+/* The label that says which sandy built the image (its version). */
+#define FSBOX_VERSION_LABEL "org.sandy.version"
+
+/* Whether ENGINE has IMAGE, built by this sandy: its sandyfs and shipped
+ * rules are then this sandy's, and the policy it serves is the one `sandy
+ * explain` shows. 0; -ENOENT when it is missing; -ESTALE when another
+ * sandy built it (*BUILT: its version, "" for one from before the label).
+ * *BUILT is malloc'ed, NULL when the image is missing. */
+int fsbox_image_state(const char *engine, const char *image, char **built);
+/* fsbox_image_state, and a message that says how to build it when it is
+ * missing or stale. */
+int fsbox_image_check(const char *engine, const char *image);
+
 /* The container's name for session SESSION_ID (malloc'ed). */
 char *fsbox_name(const char *session_id);
 

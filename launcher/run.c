@@ -321,12 +321,8 @@ static int start_box(struct run *r)
 		return -ENOMEM;
 	if ((e = fsbox_engine_root(r->engine, r->s.rundir, &engine_root)) < 0)
 		return e;
-	if (!engine_has_image(r->engine, r->fs_image)) {
-		sandy_error("the image of sandyfs's own container '%s' is not in %s; build it with "
-			    "'sandy build-image'",
-			    r->fs_image, r->engine);
-		return -ENOENT;
-	}
+	if ((e = fsbox_image_check(r->engine, r->fs_image)) < 0)
+		return e;
 	if ((e = session_record(&r->s, "fsbox", name)) < 0 ||
 	    (e = session_record(&r->s, "fsbox-root", engine_root)) < 0) {
 		sandy_error("cannot write to session directory '%s': %s", r->s.dir, strerror(-e));

@@ -50,6 +50,10 @@ int sandyfs_prog_find(struct sandyfs_prog *p, const char *engine, const char *pr
 		size_t len = strlen(real);
 		bool inside = getcwd(cwd, sizeof(cwd)) && !strncmp(cwd, real, len) &&
 			      (cwd[len] == '\0' || cwd[len] == '/');
+		/* The image's answers are its sandyfs's and rules: this
+		 * sandy's, or none. */
+		if ((r = fsbox_image_check(engine, fsbox_image())) < 0)
+			return r;
 		p->project = strdup(inside ? project : real);
 		r = p->project ? fsbox_query_argv(&p->argv, engine, fsbox_image(), real,
 						  inside ? cwd : real, rule_args)

@@ -291,6 +291,38 @@ check "nor its directory" \
 	in_world '[ -d /var/lib/sandy/sessions ] && [ -z "$(ls -A /var/lib/sandy/sessions)" ]'
 [ "$_failed" = "$f" ] || sed 's/^/#   /' "$base/kill.err"
 
+# sandyfs's image carries the version of the sandy that built it; one of
+# another sandy (its sandyfs and shipped rules another policy than `sandy
+# explain` shows) is refused before anything starts, and doctor says so.
+version=$("$SANDY" --version | cut -d' ' -f2)
+check_eq "sandy-fs:latest is labelled with this sandy's version" "$version" \
+	"$(inner image inspect sandy-fs:latest --format '{{index .Config.Labels "org.sandy.version"}}')"
+stale_image() { # TAG VERSION: sandy-fs:latest relabelled
+	printf 'FROM sandy-fs:latest\nLABEL org.sandy.version=%s\n' "$2" | inner build -q -t "$1" - >/dev/null
+}
+if stale_image sandy-fs-stale:test 0.0.0-test && stale_image sandy-fs-unlabelled:test '""'; then
+	at_exit "DOCKER_HOST=$INNER docker image rm sandy-fs-stale:test sandy-fs-unlabelled:test >/dev/null 2>&1"
+	out=$(cd "$proj" && SANDY_FS_IMAGE=sandy-fs-stale:test "$SANDY" --runtime=docker --rules "$rules" \
+		-- sh -c 'echo started' </dev/null 2>&1)
+	check_eq "an image of another sandy: refused (status 125)" 125 "$?"
+	check "and says which and what to do" grep -q \
+		"'sandy-fs-stale:test' holds the sandyfs and rules of sandy 0.0.0-test, not of this one ($version); rebuild it with 'sandy build-image --fs-only'" \
+		<<<"$out" || diag "$out"
+	check "and the command never started" eval '! grep -qx started <<<"$out"'
+	check "no container is left" eval '[ -z "$(inner ps -aq --filter label=sandy.session)" ]'
+	out=$(cd "$proj" && SANDY_FS_IMAGE=sandy-fs-unlabelled:test "$SANDY" --runtime=docker \
+		--rules "$rules" -- sh -c 'echo started' </dev/null 2>&1)
+	check "an image without the label: refused as an earlier sandy's" grep -q \
+		"'sandy-fs-unlabelled:test' was built by an earlier sandy (it has no version label)" \
+		<<<"$out" || diag "$out"
+	doc=$(cd "$proj" && SANDY_FS_IMAGE=sandy-fs-stale:test "$SANDY" doctor --runtime=docker 2>&1)
+	check "sandy doctor fails the image of another sandy, and says how to rebuild it" eval \
+		'grep -Eq "^fail +fs image +.sandy-fs-stale:test. holds the sandyfs and rules of sandy 0.0.0-test" <<<"$doc" &&
+		grep -q "sandy build-image.* --fs-only" <<<"$doc"' || diag "$doc"
+else
+	not_ok "an image of another sandy: made for the test"
+fi
+
 # Told to serve on this host, with an engine that cannot see it: the
 # container never starts on an empty directory.
 out=$(cd "$proj" && "$SANDY" --runtime=docker --fs-mode=host --rules "$rules" -- sh -c 'echo started' </dev/null 2>&1)
