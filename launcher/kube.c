@@ -76,19 +76,18 @@
  * before) is kept as it is. emptyDirs (SANDY_FRESH set) are new, unless
  * the engine is podman kube play 4.3, which makes each a volume named as
  * it is, until its Pod is removed, and gives it to every Pod that runs
- * meanwhile: then they hold the other Pod's clone and store, and the Pod
- * stops rather than serve them or push their branches. */
-#define NOT_FRESH_SH(dirs)                                                                         \
-	"if [ -n \"${SANDY_FRESH:-}\" ] && [ -n \"$(for d in " dirs                                \
-	"; do ls -A \"$d\"; done)\" ]; "                                                           \
-	"then\n"                                                                                   \
+ * meanwhile: then they hold the other Pod's clone (and its store), and
+ * the Pod stops here, before sandyfs's container starts, rather than serve
+ * them or push their branches. (Not in sandyfs's container: a native
+ * sidecar the kubelet restarts finds its own store.) */
+#define CLONE_FRESH_SH                                                                             \
+	"if [ -n \"${SANDY_FRESH:-}\" ] && [ -n \"$(ls -A " SOURCE_DIR ")$(ls -A " GIT_VOL_DIR     \
+	")\" ]; then\n"                                                                            \
 	"	echo \"sandy: the Pod's new volumes hold another Pod's files (podman kube play "         \
 	"gives Pods that run at once the same volume for an emptyDir of the same name): remove "   \
 	"that Pod first\" >&2\n"                                                                   \
 	"	exit 1\n"                                                                                \
 	"fi\n"
-#define CLONE_FRESH_SH NOT_FRESH_SH(SOURCE_DIR " " GIT_VOL_DIR)
-#define STORE_FRESH_SH NOT_FRESH_SH(STORE_DIR)
 static const char clone_script[] =
 	"set -eu\n" CLONE_FRESH_SH "if [ -e " SOURCE_DIR "/.git ]; then\n"
 	"	echo \"sandy: keeping the clone in " SOURCE_DIR "\" >&2\n"
@@ -181,7 +180,8 @@ static const char fs_script[] =
 	"	return $ret\n"
 	"}\n"
 	"rm -f " PIDFILE " " FS_ENDED "\n"
-	"trap ': >" FS_ENDED "' EXIT\n" STORE_FRESH_SH "if [ -n \"${SANDY_AGENT_END:-}\" ]; then\n"
+	"trap ': >" FS_ENDED "' EXIT\n"
+	"if [ -n \"${SANDY_AGENT_END:-}\" ]; then\n"
 	/* The volume is root's where the engine makes it so (podman). */
 	"	chown " AGENT_UID " \"${SANDY_AGENT_END%/*}\"\n"
 	"	rm -f \"$SANDY_AGENT_END\"\n"
@@ -997,8 +997,6 @@ static void fs_container(struct build *b, cJSON *list)
 	add_env(b, e, "GIT_TERMINAL_PROMPT", "0");
 	if (!o->native_sidecars)
 		add_env(b, e, "SANDY_AGENT_END", AGENT_END);
-	if (!o->volume_claim)
-		add_env(b, e, "SANDY_FRESH", "1");
 	/* mount(2) and /dev/fuse (a privileged container sees the node's
 	 * devices, so no hostPath volume brings it), and Bidirectional
 	 * propagation, which Kubernetes gives privileged containers alone:

@@ -270,6 +270,18 @@ static void test_no_host_path(void)
 	const cJSON *git = mount_of(container(docs, "agent"), "data");
 	ok(git && eq(str(git, "subPath"), "git") && is_true(git, "readOnly"),
 	   "--volume-claim: the agent sees only the claim's git directory, read-only");
+	ok(!env_of(container(docs, "clone"), "SANDY_FRESH"),
+	   "--volume-claim: the clone keeps a clone the claim holds (no SANDY_FRESH)");
+	cJSON_Delete(docs);
+
+	/* emptyDirs: the clone refuses volumes that are not new, which only
+	 * podman kube play gives it (another Pod's); sandyfs's container,
+	 * which a kubelet may restart on its own volumes, does not. */
+	o.volume_claim = NULL;
+	docs = build(&o);
+	ok(eq(str(env_of(container(docs, "clone"), "SANDY_FRESH"), "value"), "1") &&
+		   !env_of(container(docs, "sandyfs"), "SANDY_FRESH"),
+	   "emptyDirs: SANDY_FRESH for the clone alone");
 	cJSON_Delete(docs);
 }
 
