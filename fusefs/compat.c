@@ -10,6 +10,7 @@
 #include <limits.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/sysmacros.h>
@@ -399,6 +400,38 @@ bool sfs_mount_privilege_droppable(void)
 	return true;
 #else
 	return false;
+#endif
+}
+
+int sfs_quiet_view(int dirfd)
+{
+#if defined(__linux__) && defined(SYS_open_tree) && defined(SYS_mount_setattr)
+	/* linux/mount.h's values; that header does not mix with glibc's
+	 * sys/mount.h. */
+	enum {
+		TREE_CLONE = 1,		  /* OPEN_TREE_CLONE */
+		ATTR_RDONLY = 0x1,	  /* MOUNT_ATTR_RDONLY */
+		ATTR_NOATIME = 0x10,	  /* MOUNT_ATTR_NOATIME */
+		ATTR_ATIME_MASK = 0x70,	  /* MOUNT_ATTR__ATIME */
+		FLAGS_RECURSIVE = 0x8000, /* AT_RECURSIVE */
+	};
+	struct {
+		uint64_t attr_set, attr_clr, propagation, userns_fd;
+	} attr = {.attr_set = ATTR_RDONLY | ATTR_NOATIME, .attr_clr = ATTR_ATIME_MASK};
+	int fd = (int)syscall(SYS_open_tree, dirfd, "",
+			      TREE_CLONE | O_CLOEXEC | AT_EMPTY_PATH | FLAGS_RECURSIVE);
+	if (fd < 0)
+		return -errno;
+	if (syscall(SYS_mount_setattr, fd, "", AT_EMPTY_PATH | FLAGS_RECURSIVE, &attr,
+		    sizeof(attr)) < 0) {
+		int e = -errno;
+		close(fd);
+		return e;
+	}
+	return fd;
+#else
+	(void)dirfd;
+	return -EOPNOTSUPP;
 #endif
 }
 

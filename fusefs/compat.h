@@ -65,6 +65,16 @@ int sfs_removexattr_at(int dirfd, const char *name, const char *attr);
 int sfs_rename_at(int olddirfd, const char *oldname, int newdirfd, const char *newname,
 		  unsigned int flags);
 
+/* A second view of DIRFD's directory for reading alone: a detached
+ * read-only copy of its mounts (open_tree, mount_setattr) on which reads
+ * never change access times, so that the daemon's own bookkeeping (the
+ * index of SOURCE's symlinks reads every one) changes nothing the host or
+ * the mount shows, as a native directory would not. Needs CAP_SYS_ADMIN
+ * and Linux 5.12 (in both flavours: it is not among what the portable one
+ * does without): the new fd, or -errno (-EOPNOTSUPP off Linux), in which
+ * case the caller reads through DIRFD. */
+int sfs_quiet_view(int dirfd);
+
 /* Whether sfs_drop_mount_privilege can work here: capabilities are
  * Linux's, in both flavours (capget and capset are not among the calls
  * the portable one does without). */

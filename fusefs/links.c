@@ -22,6 +22,7 @@
 
 struct sfs_links {
 	int rootfd;
+	bool own_rootfd; /* a quiet view of SOURCE (sfs_quiet_view), closed at free */
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	pthread_t thread;
@@ -283,7 +284,12 @@ int sfs_links_new(int rootfd, struct sfs_links **out)
 
 	if (!l)
 		return -ENOMEM;
-	l->rootfd = rootfd;
+	/* The index reads every symlink of SOURCE, when the daemon starts
+	 * and whenever the host changes a name: on a quiet view, that
+	 * changes no link's access time. */
+	int quiet = sfs_quiet_view(rootfd);
+	l->rootfd = quiet >= 0 ? quiet : rootfd;
+	l->own_rootfd = quiet >= 0;
 	pthread_mutex_init(&l->mu, NULL);
 	pthread_cond_init(&l->cv, NULL);
 	*out = l;
@@ -310,6 +316,8 @@ void sfs_links_free(struct sfs_links *l)
 	if (l->threaded)
 		pthread_join(l->thread, NULL);
 	sfs_links_release(l->v, l->n);
+	if (l->own_rootfd)
+		close(l->rootfd);
 	pthread_mutex_destroy(&l->mu);
 	pthread_cond_destroy(&l->cv);
 	free(l);
@@ -469,7 +477,8 @@ void sfs_links_host_changed(struct sfs_links *l, const char *path, int parentfd)
 		return;
 	}
 	const char *slash = strrchr(path, '/'), *name = slash ? slash + 1 : path;
-	int dfd = parentfd;
+	/* Through the quiet view, when there is one, not the caller's. */
+	int dfd = l->own_rootfd ? -1 : parentfd;
 	if (dfd < 0) {
 		char *parent = strndup(path, slash ? (size_t)(slash - path) : 0);
 		dfd = parent ? open_dir(l->rootfd, parent) : -ENOMEM;

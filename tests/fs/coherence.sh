@@ -229,4 +229,31 @@ burst_status=0
 for b in "${bursts[@]}"; do wait "$b" || burst_status=1; done
 check "the work through the mount ran to its end" test $burst_status -eq 0
 
+# The daemon's own reads change nothing the host shows: its index of
+# SOURCE's symlinks reads every link when the mount starts and each one
+# the host or the mount makes, and a read of a link whose access time is
+# older than its change time would otherwise set it to now (relatime),
+# which a native directory never does by itself. Checked on the host,
+# for a link that was there at mount time and for one made through the
+# mount whose times are then set, each after the index has read it.
+qbase=$(scratch)
+qsrc=$qbase/src qmnt=$qbase/mnt
+mkdir -p "$qsrc" "$qmnt"
+echo x >"$qsrc/f"
+ln -s f "$qsrc/old"
+old_times() { touch -h -a -d @1111111111 "$1" && touch -h -m -d @1222222222 "$1"; }
+old_times "$qsrc/old"
+if mount_sandyfs "$qsrc" "$qmnt"; then
+	ln -s f "$qmnt/new" # a symlink's check waits for the index
+	ln -s f "$qmnt/made" && old_times "$qmnt/made"
+	sleep 1.5 # the watcher's batch, then the index reads "made"
+	check_eq "a link there at mount time: its access time on the host is unchanged" \
+		1111111111 "$(stat -c %X "$qsrc/old")"
+	check_eq "a link made through the mount, its times set: unchanged on the host 1.5 s on" \
+		1111111111 "$(stat -c %X "$qsrc/made")"
+	check_eq "... and its target is what the mount made" f "$(readlink "$qsrc/made")"
+else
+	not_ok "mount for the access-time cases"
+fi
+
 done_testing
