@@ -42,12 +42,19 @@ hgit() { git -c safe.directory='*' "$@"; }
 require_docker
 check "sandy build-image --fs-only makes sandy-fs:latest" \
 	"$SANDY" build-image --fs-only >/dev/null 2>&1 || done_testing
-archive=$(scratch)/images.tar
-docker save sandy-fs:latest >"$archive" && chmod 0644 "$archive" "$(dirname "$archive")"
-upodman "load -i '$archive'" >/dev/null
+# In the user's own directory: the test's scratch directories are root's.
+archive=$urun/images.tar
+docker save sandy-fs:latest >"$archive" && chown "$user:" "$archive"
+check "the user's podman loads sandy-fs:latest" eval 'upodman "load -i '"'$archive'"'" >/dev/null'
+rm -f "$archive"
 as_user "ENGINE=podman '$SANDY_SRC/launcher/container/busybox-image.sh' '$TEST_IMAGE' git" >/dev/null
 check "the user's podman has sandy-fs:latest and $TEST_IMAGE" \
 	eval 'upodman image exists sandy-fs:latest && upodman image exists "$TEST_IMAGE"'
+# The one just built, not one an earlier run left there (sandy refuses
+# an image another sandy built).
+docker_id=$(docker image inspect --format '{{.Id}}' sandy-fs:latest)
+check_eq "the user's sandy-fs:latest is docker's" "${docker_id#sha256:}" \
+	"$(upodman "image inspect --format '{{.Id}}' sandy-fs:latest")"
 check_eq "the user's podman is rootless" "true" \
 	"$(upodman info --format '{{.Host.Security.Rootless}}')"
 
