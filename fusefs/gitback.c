@@ -3,6 +3,7 @@
 #include "gitpriv.h"
 #include "daemon.h"
 #include "gitcheck.h"
+#include "gitlayout.h"
 #include "gitrefs.h"
 #include "common/err.h"
 #include "common/util.h"
@@ -421,8 +422,7 @@ int sfs_git_list_main(const struct sfs_rule_opts *rules, const char *store, bool
 	cJSON *out = json ? cJSON_CreateArray() : NULL;
 	int status = 1;
 
-	git_libgit2_init();
-	git_libgit2_opts(GIT_OPT_SET_OWNER_VALIDATION, 0);
+	sfs_git_library_init();
 	if (work_open(&w, rules, store, source) < 0)
 		goto done;
 	qsort(w.priv_refs.v, w.priv_refs.n, sizeof(*w.priv_refs.v), sfs_ref_cmp);
@@ -551,8 +551,7 @@ int sfs_git_import_main(const struct sfs_rule_opts *rules, const char *store, bo
 	size_t n = 0;
 	int status = 1, r;
 
-	git_libgit2_init();
-	git_libgit2_opts(GIT_OPT_SET_OWNER_VALIDATION, 0);
+	sfs_git_library_init();
 	if (work_open(&w, rules, store, source) < 0)
 		goto done;
 	snprintf(name, sizeof(name), "refs/heads/%s", branch);
@@ -602,8 +601,7 @@ int sfs_git_check_main(const struct sfs_rule_opts *rules, const char *git_dir, c
 	struct report rep = {.prefix = "refused: "};
 	int status = 1, refused = 0;
 
-	git_libgit2_init();
-	git_libgit2_opts(GIT_OPT_SET_OWNER_VALIDATION, 0);
+	sfs_git_library_init();
 	if (!realpath(source, real)) {
 		sfs_git_say("cannot resolve source '%s': %s", source, strerror(errno));
 		goto done;

@@ -1,5 +1,6 @@
 /* gitpriv.c - see gitpriv.h. */
 #include "gitpriv.h"
+#include "gitlayout.h"
 #include "gitrefs.h"
 #include "common/err.h"
 #include "common/util.h"
@@ -531,11 +532,10 @@ static int refresh(struct sfs_store *store, const char *source, const char *host
 int sfs_gitpriv_refresh(struct sfs_store *store, const char *source, const char *host_git_at,
 			char **note, char **err)
 {
-	/* libgit2's global state (among it what reads pack files) exists
-	 * only between init and shutdown: without it, the first object
-	 * read from a pack (any cloned repository) crashed the daemon. */
-	git_libgit2_init();
-	git_libgit2_opts(GIT_OPT_SET_OWNER_VALIDATION, 0);
+	/* Without it, the first object read from a pack (any cloned
+	 * repository) crashed the daemon: the policy's layout code had shut
+	 * libgit2 down again. */
+	sfs_git_library_init();
 	int r = refresh(store, source, host_git_at, note, err);
 	git_libgit2_shutdown();
 	return r;

@@ -115,6 +115,12 @@ static int protect_repo(struct walk *w, git_repository *repo)
 	return r;
 }
 
+void sfs_git_library_init(void)
+{
+	git_libgit2_init();
+	git_libgit2_opts(GIT_OPT_SET_OWNER_VALIDATION, 0);
+}
+
 int sfs_git_protect_layout(struct sfs_policy *p, const char *source, char **err)
 {
 	char real[PATH_MAX];
@@ -124,11 +130,7 @@ int sfs_git_protect_layout(struct sfs_policy *p, const char *source, char **err)
 	if (!realpath(source, real))
 		return err_set(err, errno, "cannot resolve source '%s': %s", source,
 			       strerror(errno));
-	git_libgit2_init();
-	/* The daemon (root) reads a repository the user owns: git's
-	 * safe.directory ownership check is for running its config, and
-	 * nothing here runs anything. */
-	git_libgit2_opts(GIT_OPT_SET_OWNER_VALIDATION, 0);
+	sfs_git_library_init();
 	/* Searching upwards too: SOURCE inside a repository may hold that
 	 * repository's hooksPath. */
 	int r = git_repository_open_ext(&repo, real, 0, NULL);

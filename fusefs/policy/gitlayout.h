@@ -12,4 +12,12 @@
  * lies inside one, is fine. Returns 0 or a negative errno with *ERR. */
 int sfs_git_protect_layout(struct sfs_policy *p, const char *source, char **err);
 
+/* git_libgit2_init for sandyfs's reads of a repository, with git's
+ * ownership check (safe.directory) off: the daemon, root, reads a
+ * repository the user owns, and that check is for running its config;
+ * nothing sandyfs does with libgit2 runs anything. Pair it with
+ * git_libgit2_shutdown: libgit2's global state (among it what reads pack
+ * files) exists only between the two. */
+void sfs_git_library_init(void);
+
 #endif
