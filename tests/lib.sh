@@ -102,6 +102,20 @@ mount_as() {
 # mount_sandyfs, e.g. a `sandyfs mount -f` in the background).
 track_mount() { _mounts+=("$1"); }
 
+# mount_foreground MOUNTPOINT ERRFILE COMMAND...: COMMAND, a `sandyfs mount
+# -f` of MOUNTPOINT (or a function that execs one), in the background with
+# its stderr in ERRFILE and its pid in FG_PID; MOUNTPOINT unmounted and the
+# daemon killed at exit. True once the mount answers, within 10 s.
+mount_foreground() {
+	local mp=$1 err=$2
+	shift 2
+	"$@" 2>"$err" &
+	FG_PID=$!
+	track_mount "$mp"
+	at_exit "kill -9 $FG_PID 2>/dev/null"
+	wait_until 10 is_mounted "$mp"
+}
+
 unmount_all() {
 	local mp
 	for mp in "${_mounts[@]}"; do

@@ -76,16 +76,15 @@ expected=$(cd "$src" && find . -type f -printf '%P\n' | LC_ALL=C sort | cksum)
 
 # The daemon, in the foreground so that its stderr is ours, under the limit
 # (soft and hard: the shell's ulimit sets both).
-(ulimit -n $FD_LIMIT && exec "$SANDYFS" mount "${ALLOW_ALL[@]}" -f "$src" "$mnt") 2>"$base/daemon.err" &
-pid=$!
-track_mount "$mnt"
-at_exit "kill -9 $pid 2>/dev/null"
-if ! wait_until 10 is_mounted "$mnt"; then
+limited() { ulimit -n $FD_LIMIT && exec "$@"; }
+if ! mount_foreground "$mnt" "$base/daemon.err" \
+	limited "$SANDYFS" mount "${ALLOW_ALL[@]}" -f "$src" "$mnt"; then
 	not_ok "sandyfs mount -f under ulimit -n $FD_LIMIT becomes live"
 	diag "daemon stderr: $(head -c 2000 "$base/daemon.err")"
 	done_testing
 fi
 ok "sandyfs mount -f under ulimit -n $FD_LIMIT becomes live"
+pid=$FG_PID
 
 daemon_limit=$(awk '/^Max open files/ { print $4 }' "/proc/$pid/limits")
 check "the daemon runs with at most $FD_LIMIT open files allowed (soft limit: $daemon_limit)" \

@@ -27,17 +27,14 @@ check "the clone's objects are all in pack files" \
 host_git() { (cd "$src/.git" && find . -type f -print0 | sort -z | xargs -0 sha256sum); }
 before=$(host_git)
 
-"$SANDYFS" mount "${ALLOW_ALL[@]}" --store "$store" --private-git -f "$src" "$mnt" \
-	2>"$base/daemon.err" &
-pid=$!
-track_mount "$mnt"
-if ! wait_until 10 is_mounted "$mnt"; then
+if ! mount_foreground "$mnt" "$base/daemon.err" \
+	"$SANDYFS" mount "${ALLOW_ALL[@]}" --store "$store" --private-git -f "$src" "$mnt"; then
 	not_ok "the mount with --private-git comes up"
 	diag "daemon: $(head -5 "$base/daemon.err")"
 	done_testing
 fi
 ok "the mount with --private-git comes up"
-check "the daemon is still running" kill -0 $pid
+check "the daemon is still running" kill -0 $FG_PID
 check_eq "git through the mount reads HEAD from the packs" "$head" \
 	"$(git -C "$mnt" rev-parse HEAD 2>&1)"
 check_eq "git through the mount reads the history" 3 \
@@ -52,7 +49,7 @@ check_eq "the host's .git is byte for byte as it was" "$before" "$(host_git)"
 check_eq "the host's HEAD is still the clone's" "$head" "$(git -C "$src" rev-parse HEAD)"
 check_eq "the file itself reached the host" "version 4" "$(cat "$src/main.c")"
 "$SANDYFS" umount "$mnt"
-wait $pid
+wait $FG_PID
 check_eq "the daemon exits with status 0" 0 $?
 check "the daemon reported no error" eval '! grep -qi "error\|cannot" "$base/daemon.err"'
 [ -s "$base/daemon.err" ] && diag "daemon stderr: $(head -c 3000 "$base/daemon.err")"

@@ -109,16 +109,14 @@ fi
 # --- sandyfs mount -f in the background ------------------------------------------
 # A background job of a script starts with SIGINT ignored; env again.
 for sig in TERM INT; do
-	env --default-signal=INT "$SANDYFS" mount "${ALLOW_ALL[@]}" -f "$src" "$mnt" 2>"$base/fg.err" &
-	fpid=$!
-	track_mount "$mnt"
-	at_exit "kill -9 $fpid 2>/dev/null"
-	if ! wait_until 10 is_mounted "$mnt"; then
+	if ! mount_foreground "$mnt" "$base/fg.err" \
+		env --default-signal=INT "$SANDYFS" mount "${ALLOW_ALL[@]}" -f "$src" "$mnt"; then
 		not_ok "mount -f, SIG$sig: the mount becomes live"
 		diag "stderr: $(cat "$base/fg.err")"
-		kill -9 $fpid 2>/dev/null
+		kill -9 $FG_PID 2>/dev/null
 		continue
 	fi
+	fpid=$FG_PID
 	check_eq "mount -f, SIG$sig: the mount serves SOURCE" served "$(cat "$mnt/hello" 2>&1)"
 	check "mount -f, SIG$sig: still in the foreground" pid_alive $fpid
 	kill -$sig $fpid
