@@ -126,14 +126,16 @@ unmount_all() {
 	_mounts=()
 }
 
-# wait_until SECONDS COMMAND...: polls COMMAND every 20 ms.
+# wait_until SECONDS COMMAND...: polls COMMAND every 20 ms, or every
+# WAIT_INTERVAL seconds when set (WAIT_INTERVAL=1 wait_until ... for a
+# slow COMMAND).
 wait_until() {
 	local limit=$1
 	shift
 	local end=$((SECONDS + limit + 1))
 	until "$@"; do
 		[ $SECONDS -ge $end ] && return 1
-		sleep 0.02
+		sleep "${WAIT_INTERVAL:-0.02}"
 	done
 }
 

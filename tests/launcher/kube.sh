@@ -179,15 +179,7 @@ ended() {
 			grep -v -- '-infra$')" ]
 }
 # Polled each second: podman ps is slow.
-every_second_until() {
-	local end=$((SECONDS + $1))
-	shift
-	until "$@"; do
-		[ $SECONDS -lt $end ] || return 1
-		sleep 1
-	done
-}
-check "the Pod's containers all end by themselves" every_second_until 150 ended
+check "the Pod's containers all end by themselves" eval 'WAIT_INTERVAL=1 wait_until 150 ended'
 diag "the Pod ran for $((SECONDS - start)) s"
 podman logs "$name-agent" >"$base/agent.log" 2>&1
 podman logs "$name-sandyfs" >"$base/fs.log" 2>&1

@@ -183,10 +183,9 @@ check "a copy: the other namespace sees the project through the mount" wait_unti
 	eval 'nsenter --target $holder --mount cat "$d/view/workspace/copy-probe.txt" 2>/dev/null | grep -qx kept'
 kill -TERM "$PID"
 wait "$PID"
-# Ended: no process, or a zombie not reaped yet (the daemon's parent is
-# whoever adopted it).
-ended() { [ -n "$1" ] && awk '/^State:/ { exit $2 != "Z" }' "/proc/$1/status" 2>/dev/null || [ ! -e "/proc/$1" ]; }
-check "a copy: sandy has ended its daemon when it exits" ended "$dpid"
+# Ended: no process, or a zombie not reaped yet (pid_alive: the daemon's
+# parent is whoever adopted it).
+check "a copy: sandy has ended its daemon when it exits" eval '[ -n "$dpid" ] && ! pid_alive "$dpid"'
 check "a copy: the other namespace's copy serves nothing" \
 	eval '! nsenter --target $holder --mount cat "$d/view/workspace/copy-probe.txt" >/dev/null 2>&1'
 kill "$holder" 2>/dev/null
