@@ -7,10 +7,8 @@
 #include "common/err.h"
 #include "common/util.h"
 
-#include "canon.h"
 
 #include <dirent.h>
-#include <fnmatch.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -34,10 +32,6 @@ struct overlay {
 struct sfs_guard {
 	struct sfs_policy *policy;
 	struct sfs_owner *owner;
-	/* Canonical names (or glob components) that stricter rules pass
-	 * through on the way to what they protect. */
-	char **shadow;
-	size_t nshadow;
 	struct sfs_audit *audit;
 	struct sfs_table *table;
 	pthread_rwlock_t mutation;
@@ -48,67 +42,6 @@ struct sfs_guard {
 	/* Every symlink of SOURCE, for the links a change redirects. */
 	struct sfs_links *links;
 };
-
-static int canon_name(const char *name, size_t len, char *out, size_t cap)
-{
-	ssize_t n = sfs_canon_component(name, len, out, cap - 1);
-
-	if (n < 0)
-		return (int)n;
-	out[n] = '\0';
-	return 0;
-}
-
-/* Collects the directory components of PATTERN before its last one. */
-static int add_shadows(struct sfs_guard *g, const char *pattern)
-{
-	const char *p = pattern;
-	char canon[SFS_CANON_CAP(NAME_MAX) + 1];
-
-	while (*p == '/')
-		p++;
-	for (;;) {
-		size_t len = strcspn(p, "/");
-		const char *next = p + len;
-		while (*next == '/')
-			next++;
-		if (!*next)
-			return 0; /* the last component: the protected name itself */
-		if (len == 0 || (len == 2 && p[0] == '*' && p[1] == '*') || len > NAME_MAX) {
-			p = next;
-			continue;
-		}
-		if (canon_name(p, len, canon, sizeof(canon)) < 0)
-			return -EINVAL;
-		bool known = false;
-		for (size_t i = 0; i < g->nshadow && !known; i++)
-			known = strcmp(g->shadow[i], canon) == 0;
-		if (!known) {
-			char **grown = realloc(g->shadow, (g->nshadow + 1) * sizeof(*grown));
-			if (!grown)
-				return -ENOMEM;
-			g->shadow = grown;
-			if (!(g->shadow[g->nshadow] = strdup(canon)))
-				return -ENOMEM;
-			g->nshadow++;
-		}
-		p = next;
-	}
-}
-
-static int collect_shadows(struct sfs_guard *g)
-{
-	int r = add_shadows(g, ".git/x"); /* the built-in immutable name */
-
-	for (size_t i = 0; r == 0 && i < sfs_policy_rule_count(g->policy); i++) {
-		const struct sfs_rule *rule = sfs_policy_rule(g->policy, i);
-		if (sfs_class_protective(rule->cls) && !rule->released_by)
-			r = add_shadows(g, rule->pattern);
-	}
-	for (size_t i = 0; r == 0 && i < sfs_policy_immutable_count(g->policy); i++)
-		r = add_shadows(g, sfs_policy_immutable(g->policy, i)->pattern);
-	return r;
-}
 
 int sfs_guard_new(struct sfs_policy *policy, struct sfs_audit *audit, struct sfs_owner *owner,
 		  struct sfs_table *table, struct sfs_guard **out, char **err)
@@ -153,11 +86,6 @@ int sfs_guard_new(struct sfs_policy *policy, struct sfs_audit *audit, struct sfs
 		}
 		g->overlays[g->noverlays++] = (struct overlay){r->overlay_file, fd};
 	}
-	int r = collect_shadows(g);
-	if (r < 0) {
-		sfs_guard_free(g);
-		return r;
-	}
 	*out = g;
 	return 0;
 }
@@ -169,9 +97,6 @@ void sfs_guard_free(struct sfs_guard *g)
 	for (size_t i = 0; i < g->noverlays; i++)
 		close(g->overlays[i].fd);
 	free(g->overlays);
-	for (size_t i = 0; i < g->nshadow; i++)
-		free(g->shadow[i]);
-	free(g->shadow);
 	sfs_links_free(g->links);
 	pthread_rwlock_destroy(&g->mutation);
 	pthread_mutex_destroy(&g->links_mu);
@@ -310,24 +235,16 @@ int sfs_guard_deny_builtin(struct sfs_guard *g, const struct sfs_caller *c, cons
 int sfs_guard_symlink_name(struct sfs_guard *g, const struct sfs_caller *c, const char *linkpath,
 			   const char *opname)
 {
-	char canon[SFS_CANON_CAP(NAME_MAX) + 1];
 	const char *slash = strrchr(linkpath, '/');
 	const char *name = slash ? slash + 1 : linkpath;
+	struct sfs_decision d;
 
 	/* A symlink in the store gives nothing of SOURCE a second name. */
 	if (sfs_guard_private(g, linkpath))
 		return 0;
-	if (strlen(name) > NAME_MAX || canon_name(name, strlen(name), canon, sizeof(canon)) < 0)
-		return sfs_guard_deny_builtin(g, c, linkpath, opname,
-					      "a name that cannot be judged");
-	for (size_t i = 0; i < g->nshadow; i++) {
-		if (fnmatch(g->shadow[i], canon, FNM_PERIOD) == 0)
-			return sfs_guard_deny_builtin(
-				g, c, linkpath, opname,
-				"a symlink with this name would give the protected paths below it "
-				"a second name in a writable directory");
-	}
-	return 0;
+	if (!sfs_policy_shadow_name(g->policy, name, strlen(name), &d))
+		return 0;
+	return deny(g, c, linkpath, opname, NULL, &d, EROFS);
 }
 
 /* lstat of PREFIX beneath ROOTFD one component at a time, for a path

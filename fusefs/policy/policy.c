@@ -11,6 +11,8 @@
  * matched.
  */
 #include <errno.h>
+#include <fnmatch.h>
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,6 +54,10 @@ struct sfs_policy {
 	struct classset write, gen, private, protect0, protect12, hide, overlay, strict;
 	struct imm *imm;
 	size_t nimm;
+	/* Canonical names (or glob components) that stricter rules pass
+	 * through on the way to what they protect (sfs_policy_shadow_name). */
+	char **shadow;
+	size_t nshadow;
 };
 
 static const struct sfs_rule rule_git = {
@@ -116,6 +122,8 @@ static const struct sfs_rule rule_owned = {
 	       "may change, rename and remove it (a rule file with \"owned\": false turns "
 	       "this off)",
 };
+
+static void set_rule(struct sfs_decision *out, enum sfs_class cls, const struct sfs_rule *r);
 
 static const char why_default[] = "no write rule matches: read-only by default";
 
@@ -269,6 +277,9 @@ void sfs_policy_free(struct sfs_policy *p)
 		free((char *)p->imm[i].rule.why);
 	}
 	free(p->imm);
+	for (size_t i = 0; i < p->nshadow; i++)
+		free(p->shadow[i]);
+	free(p->shadow);
 	classset_free(&p->write);
 	classset_free(&p->gen);
 	classset_free(&p->private);
@@ -512,6 +523,57 @@ static int build_classset(struct sfs_policy *p, struct classset *cs,
 	return r;
 }
 
+/* Adds the directory components of PATTERN before its last one to the
+ * shadow names, canonically. */
+static int add_shadows(struct sfs_policy *p, const char *pattern)
+{
+	const char *s = pattern;
+	char canon[SFS_CANON_CAP(NAME_MAX) + 1];
+
+	while (*s == '/')
+		s++;
+	for (;;) {
+		size_t len = strcspn(s, "/");
+		const char *next = s + len;
+		while (*next == '/')
+			next++;
+		if (!*next)
+			return 0; /* the last component: the protected name itself */
+		if (len == 0 || (len == 2 && s[0] == '*' && s[1] == '*') || len > NAME_MAX) {
+			s = next;
+			continue;
+		}
+		ssize_t n = sfs_canon_component(s, len, canon, sizeof(canon));
+		if (n < 0)
+			return -EINVAL;
+		bool known = false;
+		for (size_t i = 0; i < p->nshadow && !known; i++)
+			known = strcmp(p->shadow[i], canon) == 0;
+		if (!known) {
+			char **grown = realloc(p->shadow, (p->nshadow + 1) * sizeof(*grown));
+			if (!grown)
+				return -ENOMEM;
+			p->shadow = grown;
+			if (!(p->shadow[p->nshadow] = strdup(canon)))
+				return -ENOMEM;
+			p->nshadow++;
+		}
+		s = next;
+	}
+}
+
+static int collect_shadows(struct sfs_policy *p)
+{
+	int r = add_shadows(p, ".git/x"); /* the built-in immutable name */
+
+	for (size_t i = 0; r == 0 && i < p->nrules; i++) {
+		const struct sfs_rule *rule = p->rules[i];
+		if (sfs_class_protective(rule->cls) && !rule->released_by)
+			r = add_shadows(p, rule->pattern);
+	}
+	return r;
+}
+
 int sfs_policy_compile(struct sfs_policy *p, char **err)
 {
 	const unsigned canon = SFS_GLOB_CANONICAL;
@@ -536,6 +598,8 @@ int sfs_policy_compile(struct sfs_policy *p, char **err)
 		r = build_classset(p, &p->overlay, is_overlay, canon | SFS_GLOB_EXACT, err);
 	if (!r)
 		r = build_classset(p, &p->strict, is_strict, canon, err);
+	if (!r)
+		r = collect_shadows(p);
 	if (r < 0)
 		return r;
 	p->compiled = true;
@@ -580,7 +644,40 @@ int sfs_policy_add_immutable(struct sfs_policy *p, const char *relpath, const ch
 		return -ENOMEM;
 	}
 	p->nimm++;
-	return 0;
+	return add_shadows(p, relpath);
+}
+
+static const struct sfs_rule rule_shadow = {
+	.cls = SFS_CLASS_PROTECTED,
+	.file = "(built-in)",
+	.key = "symlink",
+	.index = 4,
+	.pattern = "symlink name",
+	.why = "a symlink with this name would give the protected paths below it a second "
+	       "name in a writable directory",
+};
+
+bool sfs_policy_shadow_name(const struct sfs_policy *p, const char *name, size_t len,
+			    struct sfs_decision *out)
+{
+	char canon[SFS_CANON_CAP(NAME_MAX) + 1];
+	const struct sfs_rule *r = &rule_error; /* a name that cannot be judged */
+
+	if (len <= NAME_MAX && sfs_canon_component(name, len, canon, sizeof(canon)) >= 0) {
+		size_t i = 0;
+		while (i < p->nshadow && fnmatch(p->shadow[i], canon, FNM_PERIOD) != 0)
+			i++;
+		if (i == p->nshadow)
+			return false;
+		r = &rule_shadow;
+	}
+	if (out) {
+		set_rule(out, SFS_CLASS_PROTECTED, r);
+		out->allowed = false;
+		out->err = EROFS;
+		out->owner_decides = false;
+	}
+	return true;
 }
 
 /* ---- deciding ----------------------------------------------------------- */

@@ -213,6 +213,19 @@ enum sfs_class sfs_policy_classify(const struct sfs_policy *p, const char *relpa
  */
 bool sfs_policy_write_possible_below(const struct sfs_policy *p, const char *relpath);
 
+/*
+ * Whether a symlink named NAME (one component, LEN bytes) would give the
+ * paths a stricter rule protects a second name: NAME is, canonically, a
+ * directory that such a rule passes through on the way to what it protects
+ * (.cargo of the rule for .cargo/config.toml at any depth, .git, .github,
+ * the directories above a path of the git layout). True, with the refusal
+ * in *OUT when OUT is not NULL, also for a name that cannot be judged.
+ * The mount asks it of every symlink made, moved or linked outside the
+ * store, and the import of every symlink a commit adds: one rule for both.
+ */
+bool sfs_policy_shadow_name(const struct sfs_policy *p, const char *name, size_t len,
+			    struct sfs_decision *out);
+
 /* Symlink targets are judged in symchain.h. */
 
 /* ---- listing ---- */
