@@ -322,3 +322,30 @@ ssize_t sfs_canon_path(const char *path, size_t len, char *out, size_t cap)
 	out[k.len] = '\0';
 	return (ssize_t)k.len;
 }
+
+ssize_t sfs_canon_path_posix(const char *path, size_t len, char *out, size_t cap)
+{
+	struct sink k = {out, cap, 0, cap == 0};
+	size_t i = 0;
+
+	while (i < len) {
+		const char *slash = memchr(path + i, '/', len - i);
+		size_t j = slash ? (size_t)(slash - path) : len;
+
+		if (j > i) {
+			size_t before = k.len;
+
+			if (k.len > 0)
+				sink_put(&k, "/", 1);
+			size_t start = k.len;
+			fold(&k, path + i, j - i);
+			if (!k.overflow && k.len == start)
+				k.len = before;
+		}
+		i = j + 1;
+	}
+	if (k.overflow)
+		return -ENOSPC;
+	out[k.len] = '\0';
+	return (ssize_t)k.len;
+}

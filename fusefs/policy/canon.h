@@ -58,6 +58,17 @@ ssize_t sfs_canon_component(const char *name, size_t len, char *out, size_t cap)
 ssize_t sfs_canon_path(const char *path, size_t len, char *out, size_t cap);
 
 /*
+ * sfs_canon_path_posix: the same path as a POSIX host spells it, folded
+ * but not read as Windows would: only '/' separates components, and ':',
+ * trailing dots and spaces and 8.3 names are kept as they are. On Linux
+ * "zz:x.pth" is a .pth file, which the NTFS reading above turns into "zz",
+ * and "tasks/a\\b.rake" a .rake file in tasks/, which it moves one level
+ * down: a name is judged in both spellings, the stricter winning
+ * (policy.c). Returns the length or -ENOSPC.
+ */
+ssize_t sfs_canon_path_posix(const char *path, size_t len, char *out, size_t cap);
+
+/*
  * sfs_canon_fold: steps 1 and 2 only, over the whole string (no component
  * handling). Used on the literal text of globs of the stricter classes so
  * that they compare with canonical names. Returns the length or -ENOSPC.

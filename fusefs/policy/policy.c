@@ -765,8 +765,10 @@ static const struct sfs_rule *immutable_rule(const struct sfs_policy *p, const c
  * or above that name (build/CMakeFiles/x.cmake, not .mvn/target/x): 1 yes,
  * 0 no, negative errno when it cannot be told.
  */
-static int generated_waives(const struct sfs_policy *p, const char *real, size_t rlen,
-			    size_t prot_end)
+typedef ssize_t (*canon_fn)(const char *, size_t, char *, size_t);
+
+static int generated_waives(const struct sfs_policy *p, canon_fn canon, const char *real,
+			    size_t rlen, size_t prot_end)
 {
 	const struct sfs_rule *ru;
 	size_t gen_end = 0;
@@ -774,22 +776,22 @@ static int generated_waives(const struct sfs_policy *p, const char *real, size_t
 
 	if (r <= 0)
 		return r;
-	/* Compared on the canonical form of the tree's root, which is a
-	 * prefix of the canonical path. */
+	/* Compared on the canonical form of the tree's root, in the spelling
+	 * the path is judged in, which is a prefix of the canonical path. */
 	size_t cap = SFS_CANON_CAP(gen_end);
 	char *buf = malloc(cap);
 	if (!buf)
 		return -ENOMEM;
-	ssize_t n = sfs_canon_path(real, gen_end, buf, cap);
+	ssize_t n = canon(real, gen_end, buf, cap);
 	free(buf);
 	if (n < 0)
 		return (int)n;
 	return (size_t)n <= prot_end;
 }
 
-/* Classifies with the canonical path CANON already computed. */
-static void classify(const struct sfs_policy *p, const char *real, size_t rlen, const char *canon,
-		     size_t clen, struct sfs_decision *out)
+/* Classifies with the canonical path CANON already computed by SPELL. */
+static void classify(const struct sfs_policy *p, canon_fn spell, const char *real, size_t rlen,
+		     const char *canon, size_t clen, struct sfs_decision *out)
 {
 	const struct sfs_rule *ru = NULL, *below = NULL, *imm;
 	size_t end = 0;
@@ -861,7 +863,7 @@ static void classify(const struct sfs_policy *p, const char *real, size_t rlen, 
 		if (r < 0)
 			goto fail;
 		if (r > 0) {
-			int w = generated_waives(p, real, rlen, end);
+			int w = generated_waives(p, spell, real, rlen, end);
 			if (w < 0)
 				goto fail;
 			if (!w) {
@@ -895,19 +897,15 @@ fail:
 
 #define STACK_CANON 4096
 
-/* Classifies RELPATH into OUT; false when it could not (then OUT fails closed). */
-static void classify_path(const struct sfs_policy *p, const char *relpath, size_t len,
-			  struct sfs_decision *out)
+/* Classifies RELPATH, canonicalised by CANON, into OUT. */
+static void classify_spelling(const struct sfs_policy *p, const char *relpath, size_t len,
+			      canon_fn canon, struct sfs_decision *out)
 {
 	char stackbuf[STACK_CANON];
 	char *buf = stackbuf;
 	size_t cap = SFS_CANON_CAP(len);
 	ssize_t n;
 
-	if (!p || !p->compiled) {
-		set_rule(out, SFS_CLASS_HIDDEN, &rule_error);
-		return;
-	}
 	if (cap > sizeof(stackbuf)) {
 		buf = malloc(cap);
 		if (!buf) {
@@ -917,13 +915,37 @@ static void classify_path(const struct sfs_policy *p, const char *relpath, size_
 	} else {
 		cap = sizeof(stackbuf);
 	}
-	n = sfs_canon_path(relpath, len, buf, cap);
+	n = canon(relpath, len, buf, cap);
 	if (n < 0)
 		set_rule(out, SFS_CLASS_HIDDEN, &rule_error);
 	else
-		classify(p, relpath, len, buf, (size_t)n, out);
+		classify(p, canon, relpath, len, buf, (size_t)n, out);
 	if (buf != stackbuf)
 		free(buf);
+}
+
+/*
+ * Classifies RELPATH into OUT (failing closed when it cannot). A name is
+ * what every host tool may take it for: the canonical form reads it as
+ * Windows would, cutting "zz:x.pth" at the colon and splitting at a
+ * backslash, which on Linux is no separator at all. Where the two
+ * readings can differ, both are judged and the stricter class wins.
+ */
+static void classify_path(const struct sfs_policy *p, const char *relpath, size_t len,
+			  struct sfs_decision *out)
+{
+	struct sfs_decision posix;
+
+	if (!p || !p->compiled) {
+		set_rule(out, SFS_CLASS_HIDDEN, &rule_error);
+		return;
+	}
+	classify_spelling(p, relpath, len, sfs_canon_path, out);
+	if (!memchr(relpath, ':', len) && !memchr(relpath, '\\', len))
+		return;
+	classify_spelling(p, relpath, len, sfs_canon_path_posix, &posix);
+	if (sfs_class_rank(posix.cls) > sfs_class_rank(out->cls))
+		*out = posix;
 }
 
 bool sfs_policy_write_possible_below(const struct sfs_policy *p, const char *relpath)

@@ -483,6 +483,83 @@ static void test_strict_names(const struct sfs_policy *p)
 	printf("# %zu groups, %zu paths checked\n", groups, total);
 }
 
+/*
+ * A colon or a backslash is part of a name on Linux: "zz:x.pth" is a .pth
+ * file there, though Windows would read the stream "x.pth" of "zz", and
+ * "tasks/a\\b.rake" a .rake file in tasks/. Every rule with a star, its
+ * star spelled so, keeps its class; so do the names an attacker used.
+ */
+static void test_posix_spellings(const struct sfs_policy *p)
+{
+	static const char *const stars[] = {"zz:x", "zz\\x", "a:b\\c", ":"};
+	static const char *const prefixes[] = {"", "d1/", "a/b:c/d\\e/f/"};
+	static const char *const attacks[] = {
+		"env/lib/python3.11/site-packages/zz:x.pth",
+		"env/lib/python3.11/site-packages/zz\\x.pth",
+		"engine/lib/tasks/zz:x.rake",
+		"engine/lib/tasks/zz\\x.rake",
+		"x:y.sbt",
+		"x:y.cmake",
+		"w:x.code-workspace",
+		"x:y.mk",
+		"x:y.csproj",
+		"sub/x:y.csproj",
+		"a:b/.envrc",
+		".vscode:x/../.vscode/tasks.json",
+	};
+	size_t checked = 0;
+	int bad = 0;
+
+	for (size_t i = 0; i < sizeof(attacks) / sizeof(attacks[0]); i++) {
+		struct sfs_decision d, c;
+
+		sfs_policy_decide(p, attacks[i], SFS_OP_LOOKUP, &d);
+		sfs_policy_decide(p, attacks[i], SFS_OP_CREATE, &c);
+		ok(strict_class(d.cls) && !c.allowed && c.err == EROFS, "'%s': %s, create refused",
+		   show(attacks[i]), sfs_class_name(d.cls));
+	}
+	for (size_t i = 0; i < sfs_policy_rule_count(p); i++) {
+		const struct sfs_rule *r = sfs_policy_rule(p, i);
+
+		if ((r->cls != SFS_CLASS_PROTECTED && r->cls != SFS_CLASS_HIDDEN) ||
+		    !strchr(r->pattern, '*'))
+			continue;
+		for (size_t st = 0; st < sizeof(stars) / sizeof(stars[0]); st++) {
+			struct name nm;
+
+			if (!sample_of(r->pattern, stars[st], &nm))
+				continue;
+			for (size_t pi = 0; pi < sizeof(prefixes) / sizeof(prefixes[0]); pi++) {
+				char path[1200];
+				struct sfs_decision d, c;
+
+				if (nm.anchored && pi > 0)
+					continue;
+				join(&nm, prefixes[pi], "", path, sizeof(path));
+				sfs_policy_decide(p, path, SFS_OP_LOOKUP, &d);
+				sfs_policy_decide(p, path, SFS_OP_CREATE, &c);
+				checked++;
+				if (strict_class(d.cls) && !c.allowed)
+					continue;
+				/* One type's private directory may hold another's
+				 * name: what is written there lands in the store. */
+				if (d.cls == SFS_CLASS_PRIVATE)
+					continue;
+				if (r->tier > 0 && d.cls == SFS_CLASS_WRITABLE && d.rule &&
+				    d.rule->generated)
+					continue;
+				if (bad++ < 5)
+					printf("#   '%s' (%s '%s') -> %s\n", show(path), r->key,
+					       r->pattern, sfs_class_name(d.cls));
+			}
+		}
+	}
+	ok(bad == 0 && checked > 100,
+	   "every starred protected or hidden rule, its star spelled with ':' and '\\': "
+	   "%zu paths, none writable",
+	   checked);
+}
+
 static void test_git(const struct sfs_policy *p)
 {
 	static const char *const prefixes[] = {"", "d1/", "a/b/c/d/", "src/x/y/z/w/"};
@@ -1484,6 +1561,7 @@ int main(void)
 	if (!ok(all != NULL, "base and all %zu project types load together", NTYPES))
 		return tap_done();
 	test_strict_names(all);
+	test_posix_spellings(all);
 	test_git(all);
 	sfs_policy_free(all);
 	test_type_sources();
