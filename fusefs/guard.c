@@ -1,6 +1,7 @@
 /* guard.c - see guard.h. */
 #include "guard.h"
 #include "compat.h"
+#include "gitshape.h"
 #include "links.h"
 #include "symchain.h"
 #include "path.h"
@@ -200,6 +201,69 @@ static int deny(struct sfs_guard *g, const struct sfs_caller *c, const char *rel
 	return -err;
 }
 
+/* The parts of a git directory (gitshape.h) that directory DIR[0..LEN) of
+ * SOURCE holds, as git's access() would find them; 0 when it cannot be
+ * opened (absent, or no directory). */
+static unsigned gitdir_parts(int rootfd, const char *dir, size_t len)
+{
+	cleanup_free char *copy = strndup(dir, len);
+	unsigned parts = 0;
+	struct stat st;
+	int fd;
+
+	if (!copy)
+		return SFS_GITDIR_HEAD | SFS_GITDIR_COMMONDIR; /* cannot tell: complete */
+	fd = len ? sfs_open_beneath(rootfd, copy, O_PATH | O_DIRECTORY | O_CLOEXEC, 0)
+		 : dup(rootfd);
+	if (fd < 0)
+		return 0;
+	for (unsigned i = 0; i < SFS_GITDIR_NPARTS; i++)
+		if (fstatat(fd, sfs_gitdir_part_names[i], &st, AT_SYMLINK_NOFOLLOW) == 0)
+			parts |= 1u << i;
+	close(fd);
+	return parts;
+}
+
+static bool op_makes_name(enum sfs_op op)
+{
+	return op == SFS_OP_CREATE || op == SFS_OP_MKDIR || op == SFS_OP_MKNOD ||
+	       op == SFS_OP_SYMLINK || op == SFS_OP_LINK_TARGET || op == SFS_OP_RENAME_TO;
+}
+
+int sfs_gitdir_judge(int rootfd, const char *relpath, enum sfs_op op, struct sfs_decision *out)
+{
+	size_t start = 0, len = strlen(relpath);
+
+	if (op == SFS_OP_LOOKUP || op == SFS_OP_READ)
+		return 0;
+	while (start < len) {
+		const char *slash = memchr(relpath + start, '/', len - start);
+		size_t end = slash ? (size_t)(slash - relpath) : len;
+		size_t dirlen = start ? start - 1 : 0;
+		const char *name = relpath + start;
+		size_t n = end - start;
+
+		/* config, hooks/...: what git runs, if the directory above
+		 * is a git directory already. */
+		if (sfs_gitdir_command_name(name, n) &&
+		    sfs_gitdir_complete(gitdir_parts(rootfd, relpath, dirlen))) {
+			sfs_gitdir_refuse(out, false);
+			return 1;
+		}
+		/* The last name, made now: would it complete one? */
+		unsigned part = end == len && op_makes_name(op) ? sfs_gitdir_part(name, n) : 0;
+		if (part) {
+			unsigned have = gitdir_parts(rootfd, relpath, dirlen);
+			if (!(have & part) && sfs_gitdir_complete(have | part)) {
+				sfs_gitdir_refuse(out, true);
+				return 1;
+			}
+		}
+		start = end + 1;
+	}
+	return 0;
+}
+
 int sfs_guard_check(struct sfs_guard *g, const struct sfs_caller *c, const char *relpath,
 		    enum sfs_op op, const char *opname, const char *target, struct sfs_subject *who)
 {
@@ -208,7 +272,9 @@ int sfs_guard_check(struct sfs_guard *g, const struct sfs_caller *c, const char 
 	sfs_policy_decide(g->policy, relpath, op, &d);
 	if (!d.allowed && d.owner_decides && who && sfs_guard_owned(g, who) > 0)
 		sfs_policy_decide_owned(g->policy, relpath, op, true, &d);
-	if (d.allowed)
+	/* The store is no git directory to the host's git. */
+	if (d.allowed && (d.cls == SFS_CLASS_PRIVATE ||
+			  !sfs_gitdir_judge(sfs_table_rootfd(g->table), relpath, op, &d)))
 		return 0;
 	return deny(g, c, relpath, opname, target, &d, d.err ? d.err : EROFS);
 }
@@ -319,8 +385,15 @@ int sfs_guard_symlink(struct sfs_guard *g, const struct sfs_caller *c, const cha
 		      const char *target)
 {
 	int r = sfs_guard_symlink_target(g, c, linkpath, target, "symlink");
+	struct sfs_decision d;
 
-	return r < 0 ? r : sfs_guard_symlink_name(g, c, linkpath, "symlink");
+	if (r == 0)
+		r = sfs_guard_symlink_name(g, c, linkpath, "symlink");
+	/* git's access() follows a link: HEAD -> refs/heads/main counts. */
+	if (r == 0 && !sfs_guard_private(g, linkpath) &&
+	    sfs_gitdir_judge(sfs_table_rootfd(g->table), linkpath, SFS_OP_SYMLINK, &d))
+		r = deny(g, c, linkpath, "symlink", target, &d, EROFS);
+	return r;
 }
 
 /* SOURCE as it will be once a change is made (below, with the links a

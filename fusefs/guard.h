@@ -69,6 +69,16 @@ bool sfs_guard_private(struct sfs_guard *g, const char *relpath);
  * whoever made what is there. */
 bool sfs_guard_writable(struct sfs_guard *g, const char *relpath);
 
+/*
+ * Whether OP on RELPATH would complete the shape of a git directory in
+ * SOURCE (ROOTFD), or change what git reads commands from inside a
+ * directory that has the shape (gitshape.h): 1 with the refusal in *OUT,
+ * else 0. Asks the host which names the directories hold. The guard asks
+ * it of every change the policy allows outside the store; `sandyfs
+ * explain` of the paths it is asked about.
+ */
+int sfs_gitdir_judge(int rootfd, const char *relpath, enum sfs_op op, struct sfs_decision *out);
+
 /* Whether OP may be done at RELPATH; on denial audits it (with OPNAME and
  * TARGET, a second path or NULL) and returns the negative errno. WHO (may
  * be NULL: not owned) is the inode OP concerns. */
