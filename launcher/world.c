@@ -337,7 +337,12 @@ char *world_config_dir(const struct host_user *u)
 int world_export_config_dir(const struct host_user *u)
 {
 	const char *env = getenv("SANDY_CONFIG_DIR");
+	const char *home = world_user_home(u);
 
+	/* sandyfs reads the user's git configuration as the user's git
+	 * will (gitreach.h): from the user's home, also under sudo. */
+	if (home && !getenv("SANDY_USER_HOME") && setenv("SANDY_USER_HOME", home, 1) < 0)
+		return -errno;
 	if (env && *env)
 		return 0;
 	cleanup_free char *dir = world_config_dir(u);

@@ -80,7 +80,8 @@ char *world_config_dir(const struct host_user *u);
  * every reader of the user's configuration (the gateway's allowlist
  * here, the rules.d that sandyfs reads with common/cachedir.h's
  * sandy_config_dir, $HOME based) reads the same one, also under sudo,
- * where $HOME is root's. -errno on failure. */
+ * where $HOME is root's; and SANDY_USER_HOME to the user's home, where
+ * sandyfs reads the user's git configuration. -errno on failure. */
 int world_export_config_dir(const struct host_user *u);
 
 /* The user's home on the host: $HOME when it is a directory of the user's,

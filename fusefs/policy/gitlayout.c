@@ -1,6 +1,7 @@
 /* gitlayout.c - see gitlayout.h. This is the only module that reads git
  * metadata; it runs once, before the mount serves anything. */
 #include "gitlayout.h"
+#include "gitreach.h"
 #include "path.h"
 #include "common/err.h"
 
@@ -99,7 +100,9 @@ static int protect_repo(struct walk *w, git_repository *repo)
 		const char *hp = NULL;
 		if (git_config_get_string(&hp, cfg, "core.hooksPath") == 0 && hp && *hp) {
 			char expanded[PATH_MAX];
-			const char *home = getenv("HOME");
+			const char *home = getenv("SANDY_USER_HOME");
+			if (!home || home[0] != '/')
+				home = getenv("HOME");
 			if (hp[0] == '~' && hp[1] == '/' && home)
 				snprintf(expanded, sizeof(expanded), "%s%s", home, hp + 1);
 			else
@@ -110,6 +113,8 @@ static int protect_repo(struct walk *w, git_repository *repo)
 		}
 		git_config_free(cfg);
 	}
+	if (r == 0)
+		r = sfs_git_protect_reach(w->policy, w->source, repo, w->err);
 	if (r == 0 && git_submodule_foreach(repo, submodule_cb, w) != 0 && w->failed)
 		r = w->failed;
 	return r;
