@@ -16,6 +16,7 @@
 
 #include "compat.h"
 #include "explain.h"
+#include "daemon.h"
 #include "owner.h"
 #include "path.h"
 #include "policy.h"
@@ -259,16 +260,11 @@ static const char *advice(const struct sfs_decision *d, bool exists, bool owners
 	}
 }
 
+/* The policy the mount of SOURCE applies, rule files and git layout
+ * alike (sfs_load_policy): what explain says is what the mount does. */
 static int load(struct cmd *c, const char *source, struct sfs_policy **p)
 {
-	cleanup_free char *err = NULL;
-	int r = sfs_policy_load(&c->ro, source, p, &err);
-
-	if (r < 0) {
-		fprintf(stderr, "sandyfs: cannot load rules: %s\n", err ? err : strerror(-r));
-		return 1;
-	}
-	return 0;
+	return sfs_load_policy(&c->ro, source, p) < 0 ? 1 : 0;
 }
 
 static cJSON *rule_json(const struct sfs_decision *d)
