@@ -16,6 +16,7 @@
 #include "proc.h"
 #include "sandyfs.h"
 #include "session.h"
+#include "world.h"
 
 #include "config.h"
 
@@ -23,6 +24,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 
 enum level { OK, WARN, FAIL };
@@ -581,6 +583,51 @@ static void check_bwrap(struct doctor *d)
 	}
 }
 
+/* git takes any directory shaped like a repository for one (HEAD,
+ * objects/, refs/) and runs what its config names. sandyfs refuses that
+ * shape in the project; git 2.38 and later can refuse such a repository
+ * itself unless named with --git-dir (safe.bareRepository=explicit), which
+ * also covers what reaches the host by other ways (an archive, a clone). */
+static void check_git(struct doctor *d)
+{
+	cleanup_free char *git = NULL, *version = NULL, *value = NULL, *home_env = NULL;
+	const char *home = d->have_user ? world_user_home(&d->user) : NULL;
+	unsigned major = 0, minor = 0;
+
+	if (!host_find_program("git", &git)) {
+		item(d, OK, "git", "not installed here: nothing on this host reads a repository");
+		return;
+	}
+	char *version_argv[] = {git, "--version", NULL};
+	if (proc_run(version_argv, PROC_IN_NULL | PROC_OUT_CAPTURE | PROC_ERR_NULL, &version,
+		     NULL) != 0 ||
+	    !version || sscanf(version, "git version %u.%u", &major, &minor) != 2) {
+		item(d, WARN, "git", "'%s --version' does not say which version it is", git);
+		return;
+	}
+	home_env = sandy_asprintf("HOME=%s", home ? home : "/nonexistent");
+	char *get_argv[] = {"env", home_env, git, "-C", "/", "config", "--get",
+			    "safe.bareRepository", NULL};
+	proc_run(get_argv, PROC_IN_NULL | PROC_OUT_CAPTURE | PROC_ERR_NULL, &value, NULL);
+	if (value)
+		value[strcspn(value, "\n")] = '\0';
+	if (value && !strcasecmp(value, "explicit")) {
+		item(d, OK, "git", "%u.%u, safe.bareRepository=explicit", major, minor);
+	} else if (major > 2 || (major == 2 && minor >= 38)) {
+		item(d, WARN, "git",
+		     "%u.%u takes any directory shaped like a repository for one and runs what "
+		     "its config names (sandyfs refuses that shape in the project; git can "
+		     "refuse it everywhere)",
+		     major, minor);
+		fix("git config --global safe.bareRepository explicit");
+	} else {
+		item(d, WARN, "git",
+		     "%u.%u takes any directory shaped like a repository for one; git 2.38 and "
+		     "later can refuse that (safe.bareRepository=explicit)",
+		     major, minor);
+	}
+}
+
 int doctor_run(const struct sandy_opts *o)
 {
 	struct doctor d = {.o = o, .sudo = geteuid() == 0 ? "" : "sudo "};
@@ -596,6 +643,7 @@ int doctor_run(const struct sandy_opts *o)
 		check_fs_mode(&d);
 		check_allowlist(&d);
 		check_bwrap(&d);
+		check_git(&d);
 	} else {
 		/* Nothing is mounted here, and sandyfs runs in the engine. */
 		check_engine(&d);
@@ -605,6 +653,7 @@ int doctor_run(const struct sandy_opts *o)
 		check_store(&d);
 		check_rules(&d);
 		check_allowlist(&d);
+		check_git(&d);
 	}
 	static const char *const networks[] = {
 		[EGRESS_FILTERED] = "filtered",
