@@ -353,6 +353,40 @@ static void test_fold(void)
 	   "fold does not map short names");
 }
 
+static const char *canon_posix(const char *s)
+{
+	ssize_t n = sfs_canon_path_posix(s, strlen(s), out, sizeof(out));
+
+	return n < 0 ? "(error)" : out;
+}
+
+/* The POSIX spelling: folded, but ':', '\\', trailing dots and 8.3 names
+ * are the name's own, as Linux and macOS keep them. */
+static void test_posix(void)
+{
+	static const struct {
+		const char *in, *want;
+	} cases[] = {
+		{"env/zz:x.PTH", "env/zz:x.pth"},
+		{"tasks/a\\b.rake", "tasks/a\\b.rake"},
+		{".Envrc. ", ".envrc. "},
+		{"GIT~1/config", "git~1/config"},
+		{"a//b/", "a/b"},
+		{".\xe2\x80\x8cgit/HEAD", ".git/head"},
+		{"\xe2\x84\xaa" "ey", "key"},
+		{"x::$DATA", "x::$data"},
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		ok(!strcmp(canon_posix(cases[i].in), cases[i].want), "posix '%s' -> '%s'",
+		   show(cases[i].in), cases[i].want);
+	ok(!strcmp(canon_path("env/zz:x.pth"), "env/zz"),
+	   "while the NTFS reading cuts the same name at its colon");
+	char small[4];
+	ok(sfs_canon_path_posix("abcdef", 6, small, sizeof(small)) == -ENOSPC,
+	   "posix: -ENOSPC when the output does not fit");
+}
+
 int main(void)
 {
 	test_case();
@@ -365,5 +399,6 @@ int main(void)
 	test_bounds();
 	test_properties();
 	test_fold();
+	test_posix();
 	return tap_done();
 }
