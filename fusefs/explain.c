@@ -17,6 +17,7 @@
 #include "compat.h"
 #include "explain.h"
 #include "daemon.h"
+#include "guard.h"
 #include "owner.h"
 #include "path.h"
 #include "policy.h"
@@ -339,6 +340,13 @@ int sandyfs_cmd_explain(int argc, char **argv)
 			sfs_policy_decide_owned(p, rel, SFS_OP_WRITE, true, &d);
 			is_owned = d.cls == SFS_CLASS_OWNED;
 		}
+		/* What the mount refuses by the shape of a git directory
+		 * around the path, asked of SOURCE as the mount asks it. */
+		struct sfs_decision g;
+		if (!sfs_class_protective(d.cls) && d.cls != SFS_CLASS_PRIVATE &&
+		    pr.source_fd >= 0 &&
+		    sfs_gitdir_judge(pr.source_fd, rel, exists ? SFS_OP_WRITE : SFS_OP_CREATE, &g))
+			d = g;
 		mkdir_ok = d.cls == SFS_CLASS_READONLY && *rel &&
 			   sfs_policy_write_possible_below(p, rel);
 		const char *todo = advice(&d, exists, sfs_policy_ownership(p));
