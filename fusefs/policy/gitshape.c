@@ -36,13 +36,28 @@ static bool canon_of(const char *name, size_t len, char *out, size_t cap)
 	return len <= NAME_MAX && sfs_canon_component(name, len, out, cap) >= 0;
 }
 
+/* Whether NAME may fold to one of the names here (head, objects, refs,
+ * commondir, config..., hooks): the guard asks of every component of
+ * every change, so most are let go by their first byte. An ASCII first
+ * byte folds to itself in lower case (ignorables and letters that fold to
+ * ASCII are not ASCII). */
+static bool maybe_ours(const char *name, size_t len)
+{
+	unsigned char c = len ? (unsigned char)name[0] : 0;
+
+	if (c >= 0x80)
+		return true;
+	c |= 0x20;
+	return c == 'c' || c == 'h' || c == 'o' || c == 'r';
+}
+
 unsigned sfs_gitdir_part(const char *name, size_t len)
 {
 	static const char *const folded[SFS_GITDIR_NPARTS] = {"head", "objects", "refs",
 							      "commondir"};
 	char c[SFS_CANON_CAP(NAME_MAX) + 1];
 
-	if (!canon_of(name, len, c, sizeof(c)))
+	if (!maybe_ours(name, len) || !canon_of(name, len, c, sizeof(c)))
 		return 0;
 	for (unsigned i = 0; i < SFS_GITDIR_NPARTS; i++)
 		if (strcmp(c, folded[i]) == 0)
@@ -62,6 +77,8 @@ bool sfs_gitdir_command_name(const char *name, size_t len)
 {
 	char c[SFS_CANON_CAP(NAME_MAX) + 1];
 
+	if (!maybe_ours(name, len))
+		return false;
 	if (!canon_of(name, len, c, sizeof(c)))
 		return true; /* cannot be told apart: treated as one */
 	return !strcmp(c, "config") || !strcmp(c, "config.worktree") || !strcmp(c, "commondir") ||
