@@ -1,5 +1,6 @@
 /* gitcheck.c - see gitcheck.h. */
 #include "gitcheck.h"
+#include "gitobj.h"
 #include "symchain.h"
 #include "common/err.h"
 #include "common/util.h"
@@ -125,16 +126,33 @@ static bool name_ok(const char *name)
 	return *name && strcmp(name, ".") != 0 && strcmp(name, "..") != 0 && !strchr(name, '/');
 }
 
+/* E's mode as git checks it out: libgit2's git_tree_entry_filemode calls
+ * 120755 an executable file, where git makes a symlink of it. */
+static unsigned mode_of(const git_tree_entry *e)
+{
+	return sfs_git_canon_mode(git_tree_entry_filemode_raw(e));
+}
+
 static bool is_tree(const git_tree_entry *e)
 {
-	return e && git_tree_entry_filemode(e) == GIT_FILEMODE_TREE;
+	return e && mode_of(e) == SFS_GIT_MODE_TREE;
+}
+
+static bool is_link(const git_tree_entry *e)
+{
+	return e && mode_of(e) == SFS_GIT_MODE_LINK;
+}
+
+static bool is_gitlink(const git_tree_entry *e)
+{
+	return e && mode_of(e) == SFS_GIT_MODE_GITLINK;
 }
 
 static bool same_entry(const git_tree_entry *a, const git_tree_entry *b)
 {
 	if (!a || !b)
 		return a == b;
-	return git_tree_entry_filemode(a) == git_tree_entry_filemode(b) &&
+	return mode_of(a) == mode_of(b) &&
 	       git_oid_equal(git_tree_entry_id(a), git_tree_entry_id(b));
 }
 
@@ -163,9 +181,9 @@ static enum sfs_git_change change_of(const git_tree_entry *old, const git_tree_e
 		return SFS_GIT_ADD;
 	if (!new)
 		return SFS_GIT_DELETE;
-	git_filemode_t a = git_tree_entry_filemode(old), b = git_tree_entry_filemode(new);
-	bool exec_only = (a == GIT_FILEMODE_BLOB || a == GIT_FILEMODE_BLOB_EXECUTABLE) &&
-			 (b == GIT_FILEMODE_BLOB || b == GIT_FILEMODE_BLOB_EXECUTABLE);
+	unsigned a = mode_of(old), b = mode_of(new);
+	bool exec_only = (a == SFS_GIT_MODE_FILE || a == SFS_GIT_MODE_EXEC) &&
+			 (b == SFS_GIT_MODE_FILE || b == SFS_GIT_MODE_EXEC);
 	if (a == b)
 		return SFS_GIT_MODIFY;
 	/* A regular file stays one whatever its executable bit. */
@@ -209,7 +227,7 @@ static int probe_commit(void *ctx, const char *prefix, char *target, size_t cap)
 	if (g < 0)
 		return -EIO;
 	int r = 0;
-	if (git_tree_entry_filemode(e) == GIT_FILEMODE_LINK) {
+	if (is_link(e)) {
 		r = read_target(c, git_tree_entry_id(e), target, cap);
 		if (r == 0)
 			r = -ENAMETOOLONG; /* a target that cannot be followed */
@@ -225,7 +243,7 @@ static int links_cb(const char *root, const git_tree_entry *e, void *payload)
 	char target[TARGET_MAX + 1];
 	char *path = NULL;
 
-	if (git_tree_entry_filemode(e) != GIT_FILEMODE_LINK)
+	if (!is_link(e))
 		return 0;
 	int r = read_target(c, git_tree_entry_id(e), target, sizeof(target));
 	if (r < 0)
@@ -339,14 +357,13 @@ static int judge(struct check *c, const git_tree_entry *old, const git_tree_entr
 		if (r != 0)
 			return r < 0 ? r : 0;
 	}
-	if ((old_leaf && git_tree_entry_filemode(old_leaf) == GIT_FILEMODE_COMMIT) ||
-	    (new_leaf && git_tree_entry_filemode(new_leaf) == GIT_FILEMODE_COMMIT))
+	if (is_gitlink(old_leaf) || is_gitlink(new_leaf))
 		return refuse(c, change, SFS_CLASS_IMMUTABLE, "(built-in)", 0, "submodule entry",
 			      why_submodule);
 	enum sfs_class cls = sfs_policy_classify(c->p, c->path, &d);
 	if (cls == SFS_CLASS_PRIVATE || sfs_class_protective(cls))
 		return refuse_decision(c, change, &d);
-	if (new_leaf && git_tree_entry_filemode(new_leaf) == GIT_FILEMODE_LINK)
+	if (is_link(new_leaf))
 		return check_symlink(c, change, new_leaf);
 	return 0;
 }

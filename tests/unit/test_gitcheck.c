@@ -1075,6 +1075,39 @@ static void test_symlinks(void)
 		{".envrc", SFS_GIT_ADD, SFS_CLASS_PROTECTED, BASE, l_envrc, ".envrc"});
 }
 
+/* Modes written other than git writes them: judged as git checks them out
+ * (git's canon_mode), not as libgit2's git_tree_entry_filemode reads them.
+ * git 2.39 checked out 120755 and 120644 as symlinks and 160755 as a
+ * gitlink (an empty directory); libgit2 calls all three executable files. */
+static void test_raw_modes(void)
+{
+	struct tdir *t;
+
+	t = project();
+	put(t, "lnkabs", 0120755, "/etc", 4);
+	put(t, "lnkgit", 0120755, ".git", 4);
+	put(t, "src/cfg", 0120644, "../.vscode/settings.json", 24);
+	REFUSED("symlinks at modes 120755 and 120644, which libgit2 calls files",
+		commit_of(t, 1, base_commit()),
+		{"lnkabs", SFS_GIT_ADD, SFS_CLASS_PROTECTED, BUILTIN, 0, "/*"},
+		{"lnkgit", SFS_GIT_ADD, SFS_CLASS_IMMUTABLE, BUILTIN, 0, ".git"},
+		{"src/cfg", SFS_GIT_ADD, SFS_CLASS_PROTECTED, BASE, l_vscode, ".vscode/"});
+
+	t = project();
+	struct tdir *d = td_sub(t, "vendor");
+	git_oid id;
+	git_oid_fromstr(&id, "0123456789abcdef0123456789abcdef01234567");
+	td_leaf(d, "lib", 0160755, &id);
+	REFUSED("a submodule at mode 160755", commit_of(t, 1, base_commit()),
+		{"vendor/lib", SFS_GIT_ADD, SFS_CLASS_IMMUTABLE, BUILTIN, 0, "submodule entry"});
+
+	t = project();
+	put(t, "src/a.c", 0120755, "../.git/config", 14);
+	REFUSED("a file turned into a symlink at mode 120755: a change of type",
+		commit_of(t, 1, base_commit()),
+		{"src/a.c", SFS_GIT_TYPE, SFS_CLASS_IMMUTABLE, BUILTIN, 0, ".git"});
+}
+
 /* Types change at protected names: a file becomes a directory and back. */
 static void test_type_changes(void)
 {
@@ -1430,6 +1463,7 @@ int main(void)
 	test_bad_names();
 	test_spellings();
 	test_symlinks();
+	test_raw_modes();
 	test_type_changes();
 	test_merges();
 	test_callback();
