@@ -41,6 +41,9 @@ static const char why_name[] = "git refuses to check out this name: empty, '.', 
 static const char why_chain[] =
 	"another symlink of the commit passes through this one, and the host, following "
 	"both, would reach a name the policy refuses";
+static const char why_unlinked[] =
+	"another symlink of the commit resolved through this one, and with this one gone the "
+	"host, following it, would reach a name the policy refuses";
 static const char why_unreadable[] = "the symlink's target cannot be judged: longer than "
 				     "a page or with a NUL byte in it";
 
@@ -333,6 +336,12 @@ static int check_symlink(struct check *c, enum sfs_git_change change, const git_
 	sfs_policy_check_symlink_target(c->p, c->path, target, probe_commit, c, &d);
 	if (!d.allowed)
 		return refuse_decision(c, change, &d);
+	/* As the mount: a link named like a directory that a stricter rule
+	 * passes through (.cargo -> docs/c) would give what that rule
+	 * protects a second name (docs/c/config.toml as .cargo/config.toml). */
+	const char *name = git_tree_entry_name(new);
+	if (sfs_policy_shadow_name(c->p, name, strlen(name), &d))
+		return refuse_decision(c, change, &d);
 	r = links_through(c, &d);
 	if (r <= 0)
 		return r;
@@ -365,6 +374,12 @@ static int judge(struct check *c, const git_tree_entry *old, const git_tree_entr
 		return refuse_decision(c, change, &d);
 	if (is_link(new_leaf))
 		return check_symlink(c, change, new_leaf);
+	/* The links that resolved through a link removed, or replaced by a
+	 * file or a directory, now resolve through what is there instead. */
+	if (is_link(old) && (r = links_through(c, &d)) != 0)
+		return r < 0 ? r
+			     : refuse(c, change, d.cls, "(built-in)", 0, "symlink chain",
+				      why_unlinked);
 	return 0;
 }
 

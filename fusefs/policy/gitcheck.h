@@ -2,10 +2,13 @@
  * commit makes to its parents' trees is judged by the policy as the host's
  * checkout of it would land: a path of class immutable, private, hidden,
  * protected or overlay (its canonical form, so case, Unicode and NTFS
- * spellings count), a submodule entry, a symlink whose target the mount
- * would refuse, a symlink that another symlink of the commit passes
- * through (made in the other order, the mount would have refused that
- * other one), or a name git itself refuses is a refusal. Content and
+ * spellings count), a submodule entry, a symlink whose target or name
+ * the mount would refuse (sfs_policy_shadow_name: .cargo, .github), a
+ * symlink that another symlink of the commit passes through (made in the
+ * other order, the mount would have refused that other one) or passed
+ * through before the commit removed it, or a name git itself refuses is
+ * a refusal. Entries are judged as git checks them out: by the mode git
+ * gives them (sfs_git_canon_mode), not libgit2's reading. Content and
  * mode changes of any other path are fine: the commit is only imported,
  * and the user reviews it before anything is checked out.
  *

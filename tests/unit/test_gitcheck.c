@@ -1075,6 +1075,72 @@ static void test_symlinks(void)
 		{".envrc", SFS_GIT_ADD, SFS_CLASS_PROTECTED, BASE, l_envrc, ".envrc"});
 }
 
+/* Symlinks the mount refuses for their name: one named like a directory a
+ * stricter rule passes through gives what that rule protects a second
+ * name, inside a directory the agent writes. */
+static void test_shadow_names(void)
+{
+	struct tdir *t;
+
+	t = project();
+	file(t, "docs/ci/workflows/ci.yml", "on: push\n");
+	link_to(t, ".github", "docs/ci");
+	REFUSED(".github -> docs/ci, which holds workflows/ci.yml", commit_of(t, 1, base_commit()),
+		{".github", SFS_GIT_ADD, SFS_CLASS_PROTECTED, BUILTIN, 0, "symlink name"});
+
+	t = project();
+	link_to(t, "src/.GitHub", "../docs");
+	link_to(t, "deploy", "scripts");
+	link_to(t, "tools", "src");
+	REFUSED("links named .GitHub at depth, deploy (of deploy/prod.sh) and tools (of the "
+		"hooks path tools/hooks)",
+		commit_of(t, 1, base_commit()),
+		{"src/.GitHub", SFS_GIT_ADD, SFS_CLASS_PROTECTED, BUILTIN, 0, "symlink name"},
+		{"deploy", SFS_GIT_ADD, SFS_CLASS_PROTECTED, BUILTIN, 0, "symlink name"},
+		{"tools", SFS_GIT_ADD, SFS_CLASS_PROTECTED, BUILTIN, 0, "symlink name"});
+
+	t = project();
+	link_to(t, ".github", "docs");
+	git_commit *with_link = commit_of(t, 1, base_commit());
+	t = project();
+	link_to(t, ".github", "src");
+	REFUSED("a link .github the parent has, repointed", commit_of(t, 1, with_link),
+		{".github", SFS_GIT_MODIFY, SFS_CLASS_PROTECTED, BUILTIN, 0, "symlink name"});
+
+	t = project();
+	file(t, "deploy", "a file\n");
+	git_commit *with_file = commit_of(t, 1, base_commit());
+	t = project();
+	link_to(t, "deploy", "scripts");
+	REFUSED("a file deploy turned into a link", commit_of(t, 1, with_file),
+		{"deploy", SFS_GIT_TYPE, SFS_CLASS_PROTECTED, BUILTIN, 0, "symlink name"});
+}
+
+/* A symlink removed, or replaced by a directory, sends the links that
+ * resolved through it elsewhere: b -> a/../deploy/prod.sh reaches
+ * src/deploy/prod.sh through a -> src/lib, and deploy/prod.sh (protected)
+ * once a is gone. The mount refuses such an unlink. */
+static void test_links_redirected(void)
+{
+	struct tdir *t;
+
+	t = project();
+	link_to(t, "a", "src/lib");
+	link_to(t, "b", "a/../deploy/prod.sh");
+	git_commit *with_a = commit_of(t, 1, base_commit());
+
+	t = project();
+	link_to(t, "b", "a/../deploy/prod.sh");
+	REFUSED("removing the link a that b resolved through", commit_of(t, 1, with_a),
+		{"a", SFS_GIT_DELETE, SFS_CLASS_PROTECTED, BUILTIN, 0, "symlink chain"});
+
+	t = project();
+	link_to(t, "b", "a/../deploy/prod.sh");
+	file(t, "a/x", "x\n");
+	REFUSED("replacing the link a by a directory", commit_of(t, 1, with_a),
+		{"a", SFS_GIT_TYPE, SFS_CLASS_PROTECTED, BUILTIN, 0, "symlink chain"});
+}
+
 /* Modes written other than git writes them: judged as git checks them out
  * (git's canon_mode), not as libgit2's git_tree_entry_filemode reads them.
  * git 2.39 checked out 120755 and 120644 as symlinks and 160755 as a
@@ -1463,6 +1529,8 @@ int main(void)
 	test_bad_names();
 	test_spellings();
 	test_symlinks();
+	test_shadow_names();
+	test_links_redirected();
 	test_raw_modes();
 	test_type_changes();
 	test_merges();
