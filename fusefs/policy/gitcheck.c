@@ -1,6 +1,7 @@
 /* gitcheck.c - see gitcheck.h. */
 #include "gitcheck.h"
 #include "gitobj.h"
+#include "gitshape.h"
 #include "symchain.h"
 #include "common/err.h"
 #include "common/util.h"
@@ -385,6 +386,142 @@ static int judge(struct check *c, const git_tree_entry *old, const git_tree_entr
 
 static int walk(struct check *c, git_tree *old, git_tree *new);
 
+/* ---- the shape of a git directory ---------------------------------------- */
+
+static bool is_part(const char *name)
+{
+	return sfs_gitdir_part(name, strlen(name)) != 0;
+}
+
+static bool is_command(const char *name)
+{
+	return sfs_gitdir_command_name(name, strlen(name));
+}
+
+/* The parts of a git directory (gitshape.h) that TREE's names are:
+ * whatever their type, as git's test of objects/ and refs/ is whether it
+ * can search them, which a symlink or an executable file passes too. */
+static unsigned parts_of(git_tree *tree)
+{
+	unsigned parts = 0;
+
+	for (size_t i = 0; i < git_tree_entrycount(tree); i++) {
+		const char *name = git_tree_entry_name(git_tree_entry_byindex(tree, i));
+		parts |= sfs_gitdir_part(name, strlen(name));
+	}
+	return parts;
+}
+
+/* Whether the part E (O before, NULL when absent) is one the commit
+ * adds: new, or of another type or mode, which may make it count where
+ * it did not (a file objects made executable passes that test). */
+static bool part_added(const git_tree_entry *o, const git_tree_entry *e)
+{
+	return !o || mode_of(o) != mode_of(e);
+}
+
+/* Whether the git directory NEW was there already as OLD (a parent's tree
+ * at its path): its parts not added, what git reads commands from the
+ * same. */
+static bool gitdir_kept(git_tree *old, git_tree *new)
+{
+	if (!old)
+		return false;
+	for (size_t i = 0; i < git_tree_entrycount(new); i++) {
+		const git_tree_entry *e = git_tree_entry_byindex(new, i);
+		const char *name = git_tree_entry_name(e);
+		const git_tree_entry *o = git_tree_entry_byname(old, name);
+
+		if ((is_part(name) && part_added(o, e)) || (is_command(name) && !same_entry(o, e)))
+			return false;
+	}
+	for (size_t i = 0; i < git_tree_entrycount(old); i++) {
+		const char *name = git_tree_entry_name(git_tree_entry_byindex(old, i));
+
+		if (is_command(name) && !git_tree_entry_byname(new, name))
+			return false;
+	}
+	return true;
+}
+
+/* Whether parent I but the first has, at the current path, the git
+ * directory NEW already (gitdir_kept). */
+static int kept_by_other(struct check *c, size_t i, git_tree *new)
+{
+	git_tree_entry *e = NULL;
+	git_tree *t = NULL;
+
+	if (c->len == 0)
+		return gitdir_kept(c->others[i], new);
+	int g = git_tree_entry_bypath(&e, c->others[i], c->path);
+	if (g == GIT_ENOTFOUND)
+		return 0;
+	if (g < 0 || (is_tree(e) && git_tree_lookup(&t, c->repo, git_tree_entry_id(e)) < 0)) {
+		git_tree_entry_free(e);
+		return git_fail(c, "a parent's tree");
+	}
+	bool kept = gitdir_kept(t, new);
+	git_tree_free(t);
+	git_tree_entry_free(e);
+	return kept;
+}
+
+static int refuse_gitdir(struct check *c, const char *name, enum sfs_git_change change,
+			 bool completes)
+{
+	struct sfs_decision d;
+	size_t mark;
+	int r = path_push(c, name, &mark);
+
+	if (r < 0)
+		return r;
+	sfs_gitdir_refuse(&d, completes);
+	r = refuse_decision(c, change, &d);
+	path_pop(c, mark);
+	return r;
+}
+
+/*
+ * The directory at the current path, NEW in the commit and OLD in its
+ * first parent (NULL: absent), when git takes NEW for a repository: the
+ * parts the commit added (what completes it) and every change to what git
+ * reads commands from in it are refused, unless a parent had that very
+ * git directory (a fixture of the host's own). A merge that joins the
+ * parts of two parents made the shape itself.
+ */
+static int judge_gitdir(struct check *c, git_tree *old, git_tree *new)
+{
+	if (!new || !sfs_gitdir_complete(parts_of(new)) || gitdir_kept(old, new))
+		return 0;
+	for (size_t i = 0; i < c->nothers; i++) {
+		int r = kept_by_other(c, i, new);
+		if (r != 0)
+			return r < 0 ? r : 0;
+	}
+	for (size_t i = 0; i < git_tree_entrycount(new); i++) {
+		const git_tree_entry *e = git_tree_entry_byindex(new, i);
+		const char *name = git_tree_entry_name(e);
+		const git_tree_entry *o = old ? git_tree_entry_byname(old, name) : NULL;
+		bool completes = is_part(name) && part_added(o, e);
+		int r = 0;
+
+		if (completes || (is_command(name) && !same_entry(o, e)))
+			r = refuse_gitdir(c, name, change_of(o, e), completes);
+		if (r < 0)
+			return r;
+	}
+	for (size_t i = 0; old && i < git_tree_entrycount(old); i++) {
+		const char *name = git_tree_entry_name(git_tree_entry_byindex(old, i));
+		int r = 0;
+
+		if (is_command(name) && !git_tree_entry_byname(new, name))
+			r = refuse_gitdir(c, name, SFS_GIT_DELETE, false);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
 /* Goes down into the subtrees of OLD and NEW (either may not be one). */
 static int descend(struct check *c, const git_tree_entry *old, const git_tree_entry *new)
 {
@@ -430,8 +567,10 @@ static int one(struct check *c, const char *name, const git_tree_entry *old,
 static int walk(struct check *c, git_tree *old, git_tree *new)
 {
 	size_t n = new ? git_tree_entrycount(new) : 0, m = old ? git_tree_entrycount(old) : 0;
-	int r;
+	int r = judge_gitdir(c, old, new);
 
+	if (r < 0)
+		return r;
 	for (size_t i = 0; i < n; i++) {
 		const git_tree_entry *e = git_tree_entry_byindex(new, i);
 		const char *name = git_tree_entry_name(e);

@@ -6,8 +6,11 @@
  * the mount would refuse (sfs_policy_shadow_name: .cargo, .github), a
  * symlink that another symlink of the commit passes through (made in the
  * other order, the mount would have refused that other one) or passed
- * through before the commit removed it, or a name git itself refuses is
- * a refusal. Entries are judged as git checks them out: by the mode git
+ * through before the commit removed it, a directory the commit makes one
+ * git takes for a repository (HEAD with objects/ and refs/, or with
+ * commondir, whatever the directory is called: gitshape.h) or whose
+ * config or hooks it changes when it is one, or a name git itself
+ * refuses is a refusal. Entries are judged as git checks them out: by the mode git
  * gives them (sfs_git_canon_mode), not libgit2's reading. Content and
  * mode changes of any other path are fine: the commit is only imported,
  * and the user reviews it before anything is checked out.

@@ -1141,6 +1141,119 @@ static void test_links_redirected(void)
 		{"a", SFS_GIT_TYPE, SFS_CLASS_PROTECTED, BUILTIN, 0, "symlink chain"});
 }
 
+/* Directories git takes for a repository whatever their name: HEAD with
+ * objects/ and refs/, or with commondir (`cd src && git status` reads
+ * src/config and runs its core.fsmonitor). */
+#define COMPLETES "HEAD + objects/ + refs/"
+#define INSIDE	  "config, hooks/ of a git directory"
+
+static void bare_repo(struct tdir *t, const char *dir)
+{
+	char p[256];
+	const char *sep = *dir ? "/" : "";
+
+	snprintf(p, sizeof(p), "%s%sHEAD", dir, sep);
+	file(t, p, "ref: refs/heads/main\n");
+	snprintf(p, sizeof(p), "%s%sobjects/info/packs", dir, sep);
+	file(t, p, "\n");
+	snprintf(p, sizeof(p), "%s%srefs/heads/main", dir, sep);
+	file(t, p, "0123456789abcdef0123456789abcdef01234567\n");
+}
+
+static void test_gitdir_shape(void)
+{
+	struct tdir *t;
+
+	t = project();
+	bare_repo(t, "src/fixture");
+	file(t, "src/fixture/config", "[core]\n\tfsmonitor = touch /tmp/pwned\n");
+	file(t, "half/HEAD", "ref: refs/heads/main\n");
+	file(t, "half/objects/x", "x\n");
+	REFUSED("src/fixture/ with HEAD, objects/, refs/ and a config; half/ without refs/",
+		commit_of(t, 1, base_commit()),
+		{"src/fixture/HEAD", SFS_GIT_ADD, SFS_CLASS_IMMUTABLE, BUILTIN, 0, COMPLETES},
+		{"src/fixture/objects", SFS_GIT_ADD, SFS_CLASS_IMMUTABLE, BUILTIN, 0, COMPLETES},
+		{"src/fixture/refs", SFS_GIT_ADD, SFS_CLASS_IMMUTABLE, BUILTIN, 0, COMPLETES},
+		{"src/fixture/config", SFS_GIT_ADD, SFS_CLASS_IMMUTABLE, BUILTIN, 0, INSIDE});
+
+	t = project();
+	bare_repo(t, "");
+	REFUSED("the shape at the root", commit_of(t, 1, base_commit()),
+		{"HEAD", SFS_GIT_ADD, SFS_CLASS_IMMUTABLE, BUILTIN, 0, COMPLETES},
+		{"objects", SFS_GIT_ADD, SFS_CLASS_IMMUTABLE, BUILTIN, 0, COMPLETES},
+		{"refs", SFS_GIT_ADD, SFS_CLASS_IMMUTABLE, BUILTIN, 0, COMPLETES});
+
+	t = project();
+	file(t, "a/b/c/d/head", "ref: refs/heads/main\n");
+	file(t, "a/b/c/d/Objects/x", "x\n");
+	file(t, "a/b/c/d/REFS./x", "x\n");
+	REFUSED("head, Objects/, REFS./ four levels down: the names a host folds",
+		commit_of(t, 1, base_commit()),
+		{"a/b/c/d/head", SFS_GIT_ADD, SFS_CLASS_IMMUTABLE, BUILTIN, 0, COMPLETES},
+		{"a/b/c/d/Objects", SFS_GIT_ADD, SFS_CLASS_IMMUTABLE, BUILTIN, 0, COMPLETES},
+		{"a/b/c/d/REFS.", SFS_GIT_ADD, SFS_CLASS_IMMUTABLE, BUILTIN, 0, COMPLETES});
+
+	t = project();
+	file(t, "wt/HEAD", "ref: refs/heads/main\n");
+	file(t, "wt/commondir", "../..\n");
+	REFUSED("HEAD and commondir", commit_of(t, 1, base_commit()),
+		{"wt/HEAD", SFS_GIT_ADD, SFS_CLASS_IMMUTABLE, BUILTIN, 0, COMPLETES},
+		{"wt/commondir", SFS_GIT_ADD, SFS_CLASS_IMMUTABLE, BUILTIN, 0, COMPLETES});
+
+	/* One part added to a directory that had the others. */
+	t = project();
+	file(t, "src/x/HEAD", "ref: refs/heads/main\n");
+	file(t, "src/x/objects/x", "x\n");
+	git_commit *half = commit_of(t, 1, base_commit());
+	t = project();
+	file(t, "src/x/HEAD", "ref: refs/heads/main\n");
+	file(t, "src/x/objects/x", "x\n");
+	file(t, "src/x/refs/x", "x\n");
+	REFUSED("refs/ completing a directory its parent had with HEAD and objects/",
+		commit_of(t, 1, half),
+		{"src/x/refs", SFS_GIT_ADD, SFS_CLASS_IMMUTABLE, BUILTIN, 0, COMPLETES});
+
+	/* A git directory the host already has (a test fixture): its HEAD,
+	 * objects and refs may change, what git reads commands from not. */
+	t = project();
+	bare_repo(t, "tests/repo.git");
+	file(t, "tests/repo.git/config", "[core]\n\tbare = true\n");
+	git_commit *fixture = commit_of(t, 1, base_commit());
+	t = project();
+	bare_repo(t, "tests/repo.git");
+	file(t, "tests/repo.git/HEAD", "ref: refs/heads/other\n");
+	file(t, "tests/repo.git/objects/ab/cdef", "x\n");
+	file(t, "tests/repo.git/config", "[core]\n\tfsmonitor = touch /tmp/pwned\n");
+	exe(t, "tests/repo.git/hooks/post-checkout", "#!/bin/sh\n");
+	REFUSED("in the host's git directory: HEAD and objects changed, config and hooks/ too",
+		commit_of(t, 1, fixture),
+		{"tests/repo.git/config", SFS_GIT_MODIFY, SFS_CLASS_IMMUTABLE, BUILTIN, 0, INSIDE},
+		{"tests/repo.git/hooks", SFS_GIT_ADD, SFS_CLASS_IMMUTABLE, BUILTIN, 0, INSIDE});
+	t = project();
+	bare_repo(t, "tests/repo.git");
+	REFUSED("in the host's git directory: config removed", commit_of(t, 1, fixture),
+		{"tests/repo.git/config", SFS_GIT_DELETE, SFS_CLASS_IMMUTABLE, BUILTIN, 0, INSIDE});
+
+	/* A merge whose parents each have some of the parts. */
+	t = project();
+	file(t, "m/HEAD", "ref: refs/heads/main\n");
+	file(t, "m/objects/x", "x\n");
+	git_commit *p1 = commit_of(t, 1, base_commit());
+	t = project();
+	file(t, "m/refs/x", "x\n");
+	file(t, "m/config", "[core]\n\tfsmonitor = touch /tmp/pwned\n");
+	git_commit *p2 = commit_of(t, 1, base_commit());
+	t = project();
+	file(t, "m/HEAD", "ref: refs/heads/main\n");
+	file(t, "m/objects/x", "x\n");
+	file(t, "m/refs/x", "x\n");
+	file(t, "m/config", "[core]\n\tfsmonitor = touch /tmp/pwned\n");
+	REFUSED("a merge joining parts from two parents, each without the shape",
+		commit_of(t, 2, p1, p2),
+		{"m/refs", SFS_GIT_ADD, SFS_CLASS_IMMUTABLE, BUILTIN, 0, COMPLETES},
+		{"m/config", SFS_GIT_ADD, SFS_CLASS_IMMUTABLE, BUILTIN, 0, INSIDE});
+}
+
 /* Modes written other than git writes them: judged as git checks them out
  * (git's canon_mode), not as libgit2's git_tree_entry_filemode reads them.
  * git 2.39 checked out 120755 and 120644 as symlinks and 160755 as a
@@ -1531,6 +1644,7 @@ int main(void)
 	test_symlinks();
 	test_shadow_names();
 	test_links_redirected();
+	test_gitdir_shape();
 	test_raw_modes();
 	test_type_changes();
 	test_merges();
