@@ -195,7 +195,15 @@ static const char *ref_id(const struct sfs_refs *refs, const char *name)
 static int new_commits(struct work *w, const git_oid *tip, git_revwalk **out)
 {
 	git_revwalk *walk = NULL;
+	git_object_t type = GIT_OBJECT_INVALID;
+	size_t size;
 
+	/* libgit2's walk would peel a tag; the branch must be the commit. */
+	if (git_odb_read_header(&size, &type, w->odb, tip) < 0 || type != GIT_OBJECT_COMMIT) {
+		sfs_git_say("the agent's branch points at %s %s, not a commit",
+			    type == GIT_OBJECT_TAG ? "a tag" : "an object", git_oid_tostr_s(tip));
+		return -EINVAL;
+	}
 	if (git_revwalk_new(&walk, w->repo) < 0)
 		return -ENOMEM;
 	git_revwalk_sorting(walk, GIT_SORT_TOPOLOGICAL | GIT_SORT_REVERSE);
@@ -273,21 +281,22 @@ static int check_walk(struct work *w, git_revwalk *walk, struct report *rep, siz
 	git_oid id;
 	int refused = 0, r;
 	size_t cap = 0;
+	cleanup_git_objects struct sfs_git_objects *seen = NULL;
+	git_odb *host = NULL;
 
 	*count = 0;
 	if (ids)
 		*ids = NULL;
+	if (git_repository_odb(&host, w->host) < 0 || sfs_git_objects_new(host, &seen) < 0) {
+		git_odb_free(host);
+		return -ENOMEM;
+	}
+	/* Owned by the host's repository, which outlives the walk. */
+	git_odb_free(host);
 	while ((r = git_revwalk_next(&id, walk)) == 0) {
-		git_commit *c = NULL;
 		cleanup_free char *err = NULL;
 
-		if (git_commit_lookup(&c, w->repo, &id) < 0) {
-			sfs_git_say("cannot read commit %s: %s", git_oid_tostr_s(&id),
-				    sfs_git_message());
-			return -EIO;
-		}
-		r = sfs_git_check_commit(w->policy, w->repo, c, report_refusal, rep, &err);
-		git_commit_free(c);
+		r = sfs_git_check(w->policy, seen, w->repo, &id, report_refusal, rep, &err);
 		if (r < 0) {
 			sfs_git_say("%s", err ? err : strerror(-r));
 			return r;
@@ -600,6 +609,7 @@ int sfs_git_check_main(const struct sfs_rule_opts *rules, const char *git_dir, c
 	struct sfs_policy *policy = NULL;
 	struct report rep = {.prefix = "refused: "};
 	int status = 1, refused = 0;
+	cleanup_git_objects struct sfs_git_objects *seen = NULL;
 
 	sfs_git_library_init();
 	if (!realpath(source, real)) {
@@ -620,6 +630,8 @@ int sfs_git_check_main(const struct sfs_rule_opts *rules, const char *git_dir, c
 	}
 	if (sfs_load_policy(rules, real, &policy) < 0)
 		goto done;
+	if (sfs_git_objects_new(host, &seen) < 0)
+		goto done;
 	status = 0;
 	for (int i = 0; i < ncommits && status == 0; i++) {
 		git_object *obj = NULL, *c = NULL;
@@ -632,8 +644,8 @@ int sfs_git_check_main(const struct sfs_rule_opts *rules, const char *git_dir, c
 		} else if (host && git_odb_exists(host, git_object_id(c))) {
 			/* The host's repository has it: not the agent's. */
 		} else {
-			int r = sfs_git_check_commit(policy, repo, (git_commit *)c, report_refusal,
-						     &rep, &err);
+			int r = sfs_git_check(policy, seen, repo, git_object_id(c), report_refusal,
+					      &rep, &err);
 			if (r < 0) {
 				sfs_git_say("%s", err ? err : strerror(-r));
 				status = 2;

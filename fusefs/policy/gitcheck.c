@@ -7,8 +7,12 @@
 #include "common/util.h"
 
 #include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 /* The longest symlink target judged; git stores any size, the kernel
  * follows none longer than a page. */
@@ -640,4 +644,352 @@ int sfs_git_check_commit(const struct sfs_policy *p, git_repository *repo, git_c
 	free_links(&c);
 	free(c.path);
 	return r < 0 ? r : c.refused;
+}
+
+/* ---- objects as git fsck sees them -------------------------------------- */
+
+/* An object looked at: its type (GIT_OBJECT_INVALID when it is not
+ * there), and whether it was judged or queued to be. */
+struct seen {
+	git_oid id;
+	signed char type;
+	bool judged;
+	bool used;
+};
+
+struct sfs_git_objects {
+	git_odb *known;
+	struct seen *v;
+	size_t cap, n;
+	uint64_t seed; /* so that no one picks ids that crowd the table */
+};
+
+int sfs_git_objects_new(git_odb *known, struct sfs_git_objects **out)
+{
+	struct sfs_git_objects *o = calloc(1, sizeof(*o));
+	struct timespec ts;
+
+	if (!o)
+		return -ENOMEM;
+	o->cap = 1024;
+	o->v = calloc(o->cap, sizeof(*o->v));
+	if (!o->v) {
+		free(o);
+		return -ENOMEM;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	o->seed = ((uint64_t)ts.tv_nsec << 32 ^ (uint64_t)ts.tv_sec ^ (uint64_t)getpid()) | 1;
+	o->known = known;
+	*out = o;
+	return 0;
+}
+
+void sfs_git_objects_free(struct sfs_git_objects *o)
+{
+	if (!o)
+		return;
+	free(o->v);
+	free(o);
+}
+
+static size_t slot_of(const struct sfs_git_objects *o, const git_oid *id)
+{
+	uint64_t h;
+
+	memcpy(&h, id->id, sizeof(h));
+	return (size_t)((h ^ o->seed) * 0x9e3779b97f4a7c15u >> 17) & (o->cap - 1);
+}
+
+/* The entry for ID, made (unused) when absent; NULL out of memory. */
+static struct seen *seen_get(struct sfs_git_objects *o, const git_oid *id)
+{
+	if (2 * (o->n + 1) > o->cap) {
+		struct sfs_git_objects grown = *o;
+		grown.cap = o->cap * 2;
+		grown.v = calloc(grown.cap, sizeof(*grown.v));
+		if (!grown.v)
+			return NULL;
+		for (size_t i = 0; i < o->cap; i++) {
+			if (!o->v[i].used)
+				continue;
+			size_t k = slot_of(&grown, &o->v[i].id);
+			while (grown.v[k].used)
+				k = (k + 1) & (grown.cap - 1);
+			grown.v[k] = o->v[i];
+		}
+		free(o->v);
+		*o = grown;
+	}
+	size_t k = slot_of(o, id);
+	while (o->v[k].used && !git_oid_equal(&o->v[k].id, id))
+		k = (k + 1) & (o->cap - 1);
+	if (!o->v[k].used) {
+		o->v[k] = (struct seen){.id = *id, .type = GIT_OBJECT_INVALID - 1, .used = true};
+		o->n++;
+	}
+	return &o->v[k];
+}
+
+struct objcheck {
+	struct sfs_git_objects *o;
+	git_odb *odb;
+	struct check *c; /* for refusals: the commit, the path, the callback */
+	char object[64]; /* "tree ID": the rule text of a refusal */
+};
+
+static const char why_missing[] = "it names an object that is not there, which git fsck "
+				  "reports as a broken link";
+static const char why_type[] = "it names an object of another type than it says (a blob for "
+			       "a tree, a tree for a parent), which git fsck reports as a "
+			       "broken link";
+
+/* ID's entry with its type looked up (GIT_OBJECT_INVALID: not there). */
+static int type_of(struct objcheck *k, const git_oid *id, struct seen **out)
+{
+	struct seen *s = seen_get(k->o, id);
+
+	if (!s)
+		return -ENOMEM;
+	if (s->type == GIT_OBJECT_INVALID - 1) {
+		size_t size;
+		git_object_t type;
+		int g = git_odb_read_header(&size, &type, k->odb, id);
+		if (g < 0 && g != GIT_ENOTFOUND)
+			return git_fail(k->c, "an object");
+		s->type = (signed char)(g < 0 ? GIT_OBJECT_INVALID : type);
+	}
+	*out = s;
+	return 0;
+}
+
+/* A refusal of the object K->object, found at PATH of the commit's tree
+ * ("" for the top), at its entry AT (ATLEN bytes) when AT is not NULL: 1,
+ * or the callback's negative return. */
+static int refuse_object(struct objcheck *k, const char *path, const char *at, size_t atlen,
+			 const char *why)
+{
+	struct check *c = k->c;
+	cleanup_free char *name = at ? strndup(at, atlen) : NULL;
+	size_t mark;
+	int r = at && !name ? -ENOMEM : 0;
+
+	c->len = 0;
+	c->path[0] = '\0';
+	if (r == 0 && *path)
+		r = path_push(c, path, &mark);
+	if (r == 0 && name)
+		r = path_push(c, name, &mark);
+	if (r == 0 && c->len == 0)
+		r = path_push(c, ".", &mark);
+	if (r == 0)
+		r = refuse(c, SFS_GIT_ADD, SFS_CLASS_IMMUTABLE, "(built-in)", 0, k->object, why);
+	return r < 0 ? r : 1;
+}
+
+static void name_object(struct objcheck *k, const char *type, const git_oid *id)
+{
+	char hex[GIT_OID_HEXSZ + 1];
+
+	snprintf(k->object, sizeof(k->object), "%s %s", type, git_oid_tostr(hex, sizeof(hex), id));
+}
+
+/* Trees still to judge, each with where the commit's tree has it. */
+struct pending {
+	git_oid id;
+	char *path;
+};
+
+struct stack {
+	struct pending *v;
+	size_t n, cap;
+};
+
+static int stack_push(struct stack *st, const git_oid *id, const char *dir, const char *name,
+		      size_t len)
+{
+	struct pending p = {.id = *id};
+
+	if (st->n == st->cap) {
+		size_t cap = st->cap ? st->cap * 2 : 16;
+		struct pending *v = realloc(st->v, cap * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		st->v = v;
+		st->cap = cap;
+	}
+	if (!name)
+		p.path = strdup(dir);
+	else if (asprintf(&p.path, "%s%s%.*s", dir, *dir ? "/" : "", (int)len, name) < 0)
+		p.path = NULL;
+	if (!p.path)
+		return -ENOMEM;
+	st->v[st->n++] = p;
+	return 0;
+}
+
+static void stack_free(struct stack *st)
+{
+	for (size_t i = 0; i < st->n; i++)
+		free(st->v[i].path);
+	free(st->v);
+}
+
+/* The type an entry of canonical mode MODE names. */
+static git_object_t type_for(unsigned mode)
+{
+	return mode == SFS_GIT_MODE_TREE ? GIT_OBJECT_TREE : GIT_OBJECT_BLOB;
+}
+
+/* Tree P (new to the host): its bytes, then each object it names, the
+ * trees among them queued on ST. 1 when refused. */
+static int judge_tree(struct objcheck *k, const struct pending *p, struct stack *st)
+{
+	git_odb_object *obj = NULL;
+	struct sfs_gitobj_fault f;
+	struct sfs_gitobj_entry e;
+	size_t pos = 0;
+	int r;
+
+	name_object(k, "tree", &p->id);
+	if (git_odb_read(&obj, k->odb, &p->id) < 0)
+		return git_fail(k->c, "a tree");
+	const void *data = git_odb_object_data(obj);
+	size_t size = git_odb_object_size(obj);
+	r = sfs_gitobj_check_tree(data, size, &f);
+	if (r == 1)
+		r = refuse_object(k, p->path, f.at, f.atlen, f.why);
+	while (r == 0 && sfs_gitobj_tree_next(data, size, &pos, &e) == 1) {
+		unsigned mode = sfs_git_canon_mode(e.mode);
+		git_oid id;
+		struct seen *s;
+
+		/* A submodule's commit is another repository's: neither here
+		 * nor copied (and the check refuses the entry). */
+		if (mode == SFS_GIT_MODE_GITLINK)
+			continue;
+		git_oid_fromraw(&id, e.id);
+		if ((r = type_of(k, &id, &s)) < 0)
+			break;
+		if (s->type != (signed char)type_for(mode)) {
+			r = refuse_object(k, p->path, e.name, e.len,
+					  s->type == GIT_OBJECT_INVALID ? why_missing : why_type);
+			break;
+		}
+		if (mode == SFS_GIT_MODE_TREE && !s->judged) {
+			s->judged = true;
+			if (!k->o->known || !git_odb_exists(k->o->known, &id))
+				r = stack_push(st, &id, p->path, e.name, e.len);
+		}
+	}
+	git_odb_object_free(obj);
+	return r;
+}
+
+static int judge_parent(void *ctx, const unsigned char raw[SFS_GIT_RAWSZ])
+{
+	struct objcheck *k = ctx;
+	struct seen *s;
+	git_oid id;
+	int r;
+
+	git_oid_fromraw(&id, raw);
+	if ((r = type_of(k, &id, &s)) < 0)
+		return r;
+	if (s->type != GIT_OBJECT_COMMIT)
+		return refuse_object(k, "", NULL, 0,
+				     s->type == GIT_OBJECT_INVALID ? why_missing : why_type);
+	return 0;
+}
+
+/* The commit's bytes, its parents and its tree: 1 when refused, with the
+ * tree to go on with in *TREE otherwise (zero when the host has it). */
+static int judge_commit(struct objcheck *k, const git_oid *id, git_oid *tree)
+{
+	git_odb_object *obj = NULL;
+	struct sfs_gitobj_fault f;
+	unsigned char raw[SFS_GIT_RAWSZ];
+	struct seen *s;
+	int r;
+
+	memset(tree, 0, sizeof(*tree));
+	name_object(k, "commit", id);
+	if (git_odb_read(&obj, k->odb, id) < 0)
+		return git_fail(k->c, "the commit");
+	const void *data = git_odb_object_data(obj);
+	size_t size = git_odb_object_size(obj);
+	if (git_odb_object_type(obj) != GIT_OBJECT_COMMIT)
+		r = refuse_object(k, "", NULL, 0, why_type);
+	else if (sfs_gitobj_check_commit(data, size, &f) == 1)
+		r = refuse_object(k, "", NULL, 0, f.why);
+	else
+		r = sfs_gitobj_commit_links(data, size, raw, judge_parent, k);
+	git_odb_object_free(obj);
+	if (r != 0)
+		return r;
+	git_oid_fromraw(tree, raw);
+	if ((r = type_of(k, tree, &s)) < 0)
+		return r;
+	if (s->type != GIT_OBJECT_TREE)
+		return refuse_object(k, "", NULL, 0,
+				     s->type == GIT_OBJECT_INVALID ? why_missing : why_type);
+	if (s->judged || (k->o->known && git_odb_exists(k->o->known, tree)))
+		memset(tree, 0, sizeof(*tree));
+	s->judged = true;
+	return 0;
+}
+
+int sfs_git_check_objects(struct sfs_git_objects *o, git_repository *repo, const git_oid *commit,
+			  sfs_git_refusal_fn fn, void *ctx, char **err)
+{
+	struct check c = {.repo = repo, .commit = commit, .fn = fn, .ctx = ctx, .err = err};
+	struct objcheck k = {.o = o, .c = &c};
+	struct stack st = {0};
+	git_oid tree;
+	int r;
+
+	*err = NULL;
+	if (o->known && git_odb_exists(o->known, commit))
+		return 0;
+	c.path = calloc(1, 256);
+	if (!c.path)
+		return -ENOMEM;
+	c.cap = 256;
+	r = git_repository_odb(&k.odb, repo) < 0 ? git_fail(&c, "the objects") : 0;
+	if (r == 0)
+		r = judge_commit(&k, commit, &tree);
+	if (r == 0 && !git_oid_is_zero(&tree))
+		r = stack_push(&st, &tree, "", NULL, 0);
+	while (r >= 0 && st.n > 0) {
+		struct pending p = st.v[--st.n];
+		r = judge_tree(&k, &p, &st);
+		free(p.path);
+	}
+	stack_free(&st);
+	git_odb_free(k.odb);
+	free(c.path);
+	return r < 0 ? r : c.refused;
+}
+
+int sfs_git_check(const struct sfs_policy *p, struct sfs_git_objects *o, git_repository *repo,
+		  const git_oid *commit, sfs_git_refusal_fn fn, void *ctx, char **err)
+{
+	git_commit *c = NULL;
+	int faulty = sfs_git_check_objects(o, repo, commit, fn, ctx, err), r;
+
+	if (faulty < 0)
+		return faulty;
+	if (git_commit_lookup(&c, repo, commit) < 0)
+		r = err_set(err, EIO, "cannot read commit %s: %s", git_oid_tostr_s(commit),
+			    git_error_last() ? git_error_last()->message : "libgit2 error");
+	else
+		r = sfs_git_check_commit(p, repo, c, fn, ctx, err);
+	git_commit_free(c);
+	/* What libgit2 could not read (-EIO, with a message), not a refusal
+	 * that stopped the check. */
+	if (r == -EIO && *err && faulty > 0) {
+		free(*err);
+		*err = NULL;
+		r = 0;
+	}
+	return r < 0 ? r : faulty + r;
 }

@@ -58,4 +58,43 @@ int sfs_git_check_commit(const struct sfs_policy *p, git_repository *repo, git_c
 
 const char *sfs_git_change_name(enum sfs_git_change c); /* "adds", "changes", ... */
 
+/* The objects of one import already looked at, across its commits. */
+struct sfs_git_objects;
+
+/* KNOWN: the host's objects (NULL: none), which are not judged, being
+ * neither copied nor new; kept by the caller. */
+int sfs_git_objects_new(git_odb *known, struct sfs_git_objects **out);
+void sfs_git_objects_free(struct sfs_git_objects *o);
+
+static inline void sfs_git_objects_freep(struct sfs_git_objects **o)
+{
+	sfs_git_objects_free(*o);
+}
+#define cleanup_git_objects __attribute__((cleanup(sfs_git_objects_freep)))
+
+/*
+ * Holds commit ID and every object it brings that the host lacks (its tree,
+ * the trees below and the blobs in them) to what the host's git fsck
+ * --strict asks of them, and more (gitobj.h), and every object a tree
+ * entry, the tree line or a parent line names to being there with the type
+ * named: what the import would copy, judged before anything is. Each
+ * faulty object is one refusal: class immutable, rule "(built-in)", the
+ * rule text naming the object ("tree ID"), the path where the commit's
+ * tree has it ("." for the top and for the commit itself). Returns the
+ * number of refusals, or a negative errno with *ERR (malloc'ed) when the
+ * objects cannot be read.
+ */
+int sfs_git_check_objects(struct sfs_git_objects *o, git_repository *repo, const git_oid *commit,
+			  sfs_git_refusal_fn fn, void *ctx, char **err);
+
+/*
+ * Both checks of commit ID, as an import makes them: its objects
+ * (sfs_git_check_objects, with O), then its changes (sfs_git_check_commit)
+ * as far as libgit2 can read them: where it cannot, the objects that say
+ * why are refused already. Returns the number of refusals, or a negative
+ * errno with *ERR.
+ */
+int sfs_git_check(const struct sfs_policy *p, struct sfs_git_objects *o, git_repository *repo,
+		  const git_oid *commit, sfs_git_refusal_fn fn, void *ctx, char **err);
+
 #endif

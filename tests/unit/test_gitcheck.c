@@ -15,7 +15,14 @@
  *  - refused: protected, hidden, overlay, private and immutable paths (in
  *    case, Unicode and NTFS spellings too), submodules, symlinks the mount
  *    would refuse, names git refuses, type changes at protected names;
+ *  - refused too: entries at modes libgit2 reads otherwise than git
+ *    (120755, 160755), symlinks named like a directory a stricter rule
+ *    passes through, the removal of a link others resolved through,
+ *    directories made into a repository's shape;
  *  - merges: judged only on what differs from every parent;
+ *  - objects: what git fsck refuses (raw trees and commits), missing or
+ *    mistyped objects, each object judged once per import, the host's
+ *    never; both checks together as the import makes them;
  *  - the callback: its negative return stops the check and is returned;
  *    unreadable objects are errors, never silent acceptance;
  *  - sfs_policy_set_private_git and the symlink-target check with it on.
@@ -1419,6 +1426,273 @@ static void test_merges(void)
 		 commit_of(t, 2, host, agent));
 }
 
+/* ---- objects as git fsck sees them -------------------------------------- */
+
+/* A tree written byte by byte, in the order given: "MODE NAME\0ID"... */
+struct rawtree {
+	char b[4096];
+	size_t n;
+};
+
+static void rt_add(struct rawtree *t, const char *mode, const char *name, const git_oid *id)
+{
+	t->n += (size_t)snprintf(t->b + t->n, sizeof(t->b) - t->n, "%s %s", mode, name) + 1;
+	memcpy(t->b + t->n, id->id, GIT_OID_RAWSZ);
+	t->n += GIT_OID_RAWSZ;
+}
+
+static git_oid rt_write(const struct rawtree *t)
+{
+	git_oid id;
+
+	if (git_odb_write(&id, odb, t->b, t->n, GIT_OBJECT_TREE) < 0)
+		git_die("raw tree");
+	return id;
+}
+
+/* A commit written as "tree TREE\n" and REST. */
+static git_oid raw_commit(const git_oid *tree, const char *rest)
+{
+	char buf[1024], hex[GIT_OID_HEXSZ + 1];
+	git_oid id;
+	int n = snprintf(buf, sizeof(buf), "tree %s\n%s", git_oid_tostr(hex, sizeof(hex), tree),
+			 rest);
+
+	if (git_odb_write(&id, odb, buf, (size_t)n, GIT_OBJECT_COMMIT) < 0)
+		git_die("raw commit");
+	return id;
+}
+
+#define IDENTS                                                                                     \
+	"author A <a@example.org> 1700000000 +0000\n"                                              \
+	"committer A <a@example.org> 1700000000 +0000\n"
+
+/* The objects of commit ID checked, with the host's objects KNOWN, and a
+ * fresh record of what was seen unless SEEN is given. */
+static int objects_of(git_odb *known, struct sfs_git_objects *seen, const git_oid *id, char **err)
+{
+	struct sfs_git_objects *o = seen;
+	int r;
+
+	got_clear();
+	checked = id;
+	if (!o && sfs_git_objects_new(known, &o) < 0)
+		git_die("objects");
+	r = sfs_git_check_objects(o, repo, id, collect, NULL, err);
+	if (o != seen)
+		sfs_git_objects_free(o);
+	return r;
+}
+
+/* Commit ID's objects: exactly N refusals, each of object TYPE ID_OF at
+ * PATH[i] for a reason holding WHY[i]. */
+static void expect_objects(const char *what, git_odb *known, struct sfs_git_objects *seen,
+			   const git_oid *id, size_t n, const char *const *path, const char *type,
+			   const git_oid *id_of, const char *const *why)
+{
+	char *err = NULL, text[64], hex[GIT_OID_HEXSZ + 1];
+	int r = objects_of(known, seen, id, &err);
+
+	if (!ok(r == (int)n && ngot == (int)n && !err, "%s: %zu refusal%s", what, n,
+		n == 1 ? "" : "s")) {
+		printf("#   returned %d (%s), callback called %d time(s)\n", r,
+		       err ? err : "no error", ngot);
+		dump_got();
+	}
+	free(err);
+	if (n)
+		snprintf(text, sizeof(text), "%s %s", type, git_oid_tostr(hex, sizeof(hex), id_of));
+	for (size_t i = 0; i < n; i++) {
+		const struct got *g = find_got(path[i]);
+		bool good = g && g->change == SFS_GIT_ADD && g->cls == SFS_CLASS_IMMUTABLE &&
+			    !strcmp(g->file, BUILTIN) && g->line == 0 && !strcmp(g->text, text) &&
+			    strstr(g->why, why[i]) && g->commit_ok;
+		if (!ok(good, "%s: '%s' refused, '%s': %s", what, show(path[i]), text, why[i])) {
+			if (g)
+				printf("#     '%s' '%s': %s\n", show(g->path), g->text, g->why);
+			else
+				printf("#   no refusal at that path\n");
+		}
+	}
+}
+
+#define SOUND_OBJECTS(what, id) expect_objects((what), NULL, NULL, (id), 0, NULL, NULL, NULL, NULL)
+#define BAD_OBJECT(what, id, path, type, of, why)                                                  \
+	expect_objects((what), NULL, NULL, (id), 1, (const char *const[]){path}, (type), (of),     \
+		       (const char *const[]){why})
+
+static void test_objects(void)
+{
+	git_oid blob = blob_of("x\n", 2), target = blob_of("/etc", 4), missing, tree, sub, c;
+	git_oid_fromstr(&missing, "00000000000000000000000000000000000000aa");
+	struct rawtree t;
+
+	SOUND_OBJECTS("an ordinary commit and its tree", git_commit_id(base_commit()));
+	SOUND_OBJECTS("a merge",
+		      git_commit_id(commit_of(project(), 2, base_commit(), envrc_commit())));
+
+	t = (struct rawtree){0};
+	rt_add(&t, "100644", "a", &blob);
+	rt_add(&t, "120755", "lnkabs", &target);
+	tree = rt_write(&t);
+	c = raw_commit(&tree, IDENTS "\nm\n");
+	BAD_OBJECT("a tree entry of mode 120755", &c, "lnkabs", "tree", &tree, "badFilemode");
+
+	t = (struct rawtree){0};
+	rt_add(&t, "100664", "old", &blob);
+	tree = rt_write(&t);
+	c = raw_commit(&tree, IDENTS "\nm\n");
+	BAD_OBJECT("a tree entry of mode 100664", &c, "old", "tree", &tree, "badFilemode");
+
+	t = (struct rawtree){0};
+	rt_add(&t, "100644", "b", &blob);
+	rt_add(&t, "100644", "a", &blob);
+	sub = rt_write(&t);
+	t = (struct rawtree){0};
+	rt_add(&t, "40000", "src", &sub);
+	tree = rt_write(&t);
+	c = raw_commit(&tree, IDENTS "\nm\n");
+	BAD_OBJECT("a subtree out of git's order", &c, "src/a", "tree", &sub, "treeNotSorted");
+
+	t = (struct rawtree){0};
+	rt_add(&t, "100644", "a", &blob);
+	rt_add(&t, "100644", "a.c", &blob);
+	rt_add(&t, "40000", "a", &sub);
+	tree = rt_write(&t);
+	c = raw_commit(&tree, IDENTS "\nm\n");
+	BAD_OBJECT("a file and a directory of one name", &c, "a", "tree", &tree,
+		   "duplicateEntries");
+
+	t = (struct rawtree){0};
+	rt_add(&t, "040000", "d", &sub);
+	tree = rt_write(&t);
+	c = raw_commit(&tree, IDENTS "\nm\n");
+	BAD_OBJECT("a zero-padded mode", &c, "d", "tree", &tree, "zeroPaddedFilemode");
+
+	t = (struct rawtree){0};
+	rt_add(&t, "100644", "gone", &missing);
+	tree = rt_write(&t);
+	c = raw_commit(&tree, IDENTS "\nm\n");
+	BAD_OBJECT("an entry naming an object that is not there", &c, "gone", "tree", &tree,
+		   "not there");
+
+	t = (struct rawtree){0};
+	rt_add(&t, "40000", "d", &blob);
+	tree = rt_write(&t);
+	c = raw_commit(&tree, IDENTS "\nm\n");
+	BAD_OBJECT("a tree entry naming a blob", &c, "d", "tree", &tree, "another type");
+
+	t = (struct rawtree){0};
+	rt_add(&t, "100644", "f", &sub);
+	tree = rt_write(&t);
+	c = raw_commit(&tree, IDENTS "\nm\n");
+	BAD_OBJECT("a file entry naming a tree", &c, "f", "tree", &tree, "another type");
+
+	struct tdir *td = project();
+	tree = td_write(td);
+	td_free(td);
+	c = raw_commit(&tree, "author A <a@x> 0123 +0000\ncommitter A <a@x> 1 +0000\n\nm\n");
+	BAD_OBJECT("a commit with a zero-padded date", &c, ".", "commit", &c, "zeroPaddedDate");
+	c = raw_commit(&tree, IDENTS "m\n");
+	BAD_OBJECT("a commit with no blank line before its message", &c, ".", "commit", &c,
+		   "unterminatedHeader");
+	c = raw_commit(&blob, IDENTS "\nm\n");
+	BAD_OBJECT("a commit whose tree is a blob", &c, ".", "commit", &c, "another type");
+	c = raw_commit(&tree, "parent 00000000000000000000000000000000000000aa\n" IDENTS "\nm\n");
+	BAD_OBJECT("a commit whose parent is not there", &c, ".", "commit", &c, "not there");
+	git_oid tree_of_base = *git_commit_tree_id(base_commit());
+	char text[256], hex[GIT_OID_HEXSZ + 1];
+	snprintf(text, sizeof(text), "parent %s\n" IDENTS "\nm\n",
+		 git_oid_tostr(hex, sizeof(hex), &tree_of_base));
+	c = raw_commit(&tree, text);
+	BAD_OBJECT("a commit whose parent is a tree", &c, ".", "commit", &c, "another type");
+
+	/* Two commits of one import share a faulty tree: one refusal. */
+	struct sfs_git_objects *seen = NULL;
+	if (sfs_git_objects_new(NULL, &seen) < 0)
+		git_die("objects");
+	t = (struct rawtree){0};
+	rt_add(&t, "100755", "z", &blob);
+	rt_add(&t, "100644", "y", &blob);
+	sub = rt_write(&t);
+	t = (struct rawtree){0};
+	rt_add(&t, "40000", "lib", &sub);
+	tree = rt_write(&t);
+	c = raw_commit(&tree, IDENTS "\nfirst\n");
+	expect_objects("the first commit with a faulty tree", NULL, seen, &c, 1,
+		       (const char *const[]){"lib/y"}, "tree", &sub,
+		       (const char *const[]){"treeNotSorted"});
+	snprintf(text, sizeof(text), "parent %s\n" IDENTS "\nsecond\n",
+		 git_oid_tostr(hex, sizeof(hex), &c));
+	t = (struct rawtree){0};
+	rt_add(&t, "40000", "lib", &sub);
+	rt_add(&t, "100644", "new", &blob);
+	tree = rt_write(&t);
+	c = raw_commit(&tree, text);
+	expect_objects("the second, with the same tree below: judged once", NULL, seen, &c, 0, NULL,
+		       NULL, NULL, NULL);
+	sfs_git_objects_free(seen);
+
+	/* Both checks, as the import makes them: the objects, then the
+	 * changes as far as libgit2 can read them. */
+	td = project();
+	exe(td, ".git/hooks/pre-commit", "#!/bin/sh\n");
+	git_commit *dotgit = commit_of(td, 1, base_commit());
+	char *err = NULL;
+	if (sfs_git_objects_new(NULL, &seen) < 0)
+		git_die("objects");
+	got_clear();
+	checked = git_commit_id(dotgit);
+	int r = sfs_git_check(policy, seen, repo, checked, collect, NULL, &err);
+	const struct got *g1 = find_got(".git"), *g2 = find_got(".git/hooks/pre-commit");
+	if (!ok(r == 2 && !err && g1 && strstr(g1->why, "hasDotgit") && g2 &&
+			!strcmp(g2->text, ".git") && g2->commit_ok,
+		"a tree entry .git: refused by fsck's rule at '.git' and by the policy below it"))
+		dump_got();
+	sfs_git_objects_free(seen);
+	free(err);
+	err = NULL;
+
+	td = project();
+	td_leaf(td, "dangling", 0120000, &missing);
+	git_commit *dangling = commit_of(td, 1, base_commit());
+	if (sfs_git_objects_new(NULL, &seen) < 0)
+		git_die("objects");
+	got_clear();
+	checked = git_commit_id(dangling);
+	r = sfs_git_check(policy, seen, repo, checked, collect, NULL, &err);
+	g1 = find_got("dangling");
+	if (!ok(r == 1 && !err && g1 && strstr(g1->why, "not there"),
+		"a symlink whose blob is not there: refused, where the policy's check alone "
+		"cannot read it (%d: %s)",
+		r, err ? err : "no error"))
+		dump_got();
+	sfs_git_objects_free(seen);
+	free(err);
+
+	/* What the host has is the host's: neither judged nor copied. */
+	git_repository *host = NULL;
+	git_odb *known = NULL;
+	char path[512];
+	snprintf(path, sizeof(path), "%s/host", scratch_path);
+	if (git_repository_init(&host, path, true) < 0 || git_repository_odb(&known, host) < 0)
+		git_die("host repository");
+	git_oid in_host;
+	t = (struct rawtree){0};
+	rt_add(&t, "100755", "z", &blob);
+	rt_add(&t, "100644", "y", &blob);
+	if (git_odb_write(&in_host, known, t.b, t.n, GIT_OBJECT_TREE) < 0)
+		git_die("host tree");
+	t = (struct rawtree){0};
+	rt_add(&t, "40000", "lib", &sub);
+	tree = rt_write(&t);
+	c = raw_commit(&tree, IDENTS "\nonto the host's\n");
+	expect_objects("a faulty tree the host has already", known, NULL, &c, 0, NULL, NULL, NULL,
+		       NULL);
+	git_odb_free(known);
+	git_repository_free(host);
+}
+
 /* ---- the callback and errors -------------------------------------------- */
 
 static void test_callback(void)
@@ -1648,6 +1922,7 @@ int main(void)
 	test_raw_modes();
 	test_type_changes();
 	test_merges();
+	test_objects();
 	test_callback();
 	test_private_git();
 
