@@ -190,9 +190,10 @@ static const char *ref_id(const struct sfs_refs *refs, const char *name)
 	return NULL;
 }
 
-/* A walk over the commits reachable from TIP and from none of SOURCE's
- * refs, oldest first. */
-static int new_commits(struct work *w, const git_oid *tip, git_revwalk **out)
+/* A walk over the commits reachable from TIP (of the agent's BRANCH) and
+ * from none of SOURCE's refs, oldest first; -EINVAL, said, when TIP is no
+ * commit. */
+static int new_commits(struct work *w, const char *branch, const git_oid *tip, git_revwalk **out)
 {
 	git_revwalk *walk = NULL;
 	git_object_t type = GIT_OBJECT_INVALID;
@@ -200,8 +201,8 @@ static int new_commits(struct work *w, const git_oid *tip, git_revwalk **out)
 
 	/* libgit2's walk would peel a tag; the branch must be the commit. */
 	if (git_odb_read_header(&size, &type, w->odb, tip) < 0 || type != GIT_OBJECT_COMMIT) {
-		sfs_git_say("the agent's branch points at %s %s, not a commit",
-			    type == GIT_OBJECT_TAG ? "a tag" : "an object", git_oid_tostr_s(tip));
+		sfs_git_say("the agent's branch '%s' points at %s (%s), not a commit", branch,
+			    type == GIT_OBJECT_TAG ? "a tag" : "no commit", git_oid_tostr_s(tip));
 		return -EINVAL;
 	}
 	if (git_revwalk_new(&walk, w->repo) < 0)
@@ -383,8 +384,9 @@ static int list_branch(struct work *w, const char *name, const char *tip_hex, cJ
 
 	if (git_oid_fromstr(&tip, tip_hex) < 0)
 		return 0;
-	if ((r = new_commits(w, &tip, &walk)) < 0)
-		return r;
+	/* A branch that is no commit cannot be imported, and is said so. */
+	if ((r = new_commits(w, name, &tip, &walk)) < 0)
+		return r == -EINVAL ? 0 : r;
 	if (out)
 		rep.list = cJSON_CreateArray();
 	else
@@ -578,7 +580,7 @@ int sfs_git_import_main(const struct sfs_rule_opts *rules, const char *store, bo
 			branch);
 		goto done;
 	}
-	if (new_commits(&w, &tip, &walk) < 0)
+	if (new_commits(&w, branch, &tip, &walk) < 0)
 		goto done;
 	struct report rep = {.prefix = "refused: "};
 	r = check_walk(&w, walk, &rep, &n, &ids);

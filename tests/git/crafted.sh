@@ -167,6 +167,13 @@ for b in $branches ok; do
 done
 grep -q "^made: ok " <<<"$out" || sed 's/^/#   /' <<<"$out$(cat "$base/err")"
 
+list=$(cd "$proj" && "$SANDY" git --rules "$rules" 2>&1)
+check_eq "sandy git lists the agent's branches" 0 "$?"
+check "it lists ok as ready" grep -q '^ok: 1 commit, .*ready to import as sandy/ok$' <<<"$list"
+check "it lists bare as refused" grep -q '^bare: 1 commit, .*cannot be imported$' <<<"$list"
+check "it says tagged is a tag, not a commit" \
+	grep -q "branch 'tagged' points at a tag (.*), not a commit" <<<"$list"
+
 # --- the imports
 refs() { git -C "$proj" for-each-ref --format='%(refname) %(objectname)'; }
 objects() { find "$proj/.git/objects" -type f | sort | sha256sum; }
@@ -197,7 +204,7 @@ refused unsorted "adds 'zz/a'" "treeNotSorted"
 refused dfdup "adds 'a'" "duplicateEntries"
 refused badident "adds '.'" "'commit $(sed -n 's/^made: badident //p' <<<"$out")'" \
 	"zeroPaddedDate"
-refused tagged "points at a tag"
+refused tagged "'tagged' points at a tag"
 check_eq "after the refused imports the host's refs are as they were" "$refs_before" "$(refs)"
 check_eq "and its objects are as they were (nothing written)" "$objects_before" "$(objects)"
 check "and git fsck --strict is clean" git -C "$proj" fsck --strict --no-progress
