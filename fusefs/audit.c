@@ -1,5 +1,6 @@
 /* audit.c - see audit.h. */
 #include "audit.h"
+#include "common/quote.h"
 
 #include <cJSON.h>
 #include <errno.h>
@@ -137,17 +138,19 @@ void sfs_audit_denial(struct sfs_audit *a, const struct sfs_audit_record *r)
 	}
 	a->tokens -= 1.0;
 	iso_time(now, sizeof(now));
+	/* Names come from the agent and need not be UTF-8: quote_json_add
+	 * keeps the line JSON and the bytes recoverable (PATH_hex). */
 	cJSON *o = cJSON_CreateObject();
 	if (o) {
 		cJSON_AddStringToObject(o, "time", now);
-		cJSON_AddStringToObject(o, "op", r->op);
-		cJSON_AddStringToObject(o, "path", r->path);
+		quote_json_add(o, "op", r->op);
+		quote_json_add(o, "path", r->path);
 		if (r->target)
-			cJSON_AddStringToObject(o, "target", r->target);
-		cJSON_AddStringToObject(o, "class", r->cls);
-		cJSON_AddStringToObject(o, "rule_file", r->rule_file ? r->rule_file : "");
-		cJSON_AddStringToObject(o, "rule", r->rule ? r->rule : "");
-		cJSON_AddStringToObject(o, "why", r->why ? r->why : "");
+			quote_json_add(o, "target", r->target);
+		quote_json_add(o, "class", r->cls);
+		quote_json_add(o, "rule_file", r->rule_file ? r->rule_file : "");
+		quote_json_add(o, "rule", r->rule ? r->rule : "");
+		quote_json_add(o, "why", r->why ? r->why : "");
 		cJSON_AddNumberToObject(o, "pid", r->pid);
 		cJSON_AddNumberToObject(o, "uid", r->uid);
 		cJSON_AddStringToObject(o, "errno", errno_name(r->err));

@@ -2,8 +2,10 @@
  * every field, and a rate limit that bounds a denial loop
  * while accounting for every record it drops. */
 #include "audit.h"
+#include "common/quote.h"
 #include "scratch.h"
 #include "tap.h"
+#include "utf8.h"
 
 #include <cJSON.h>
 #include <errno.h>
@@ -92,6 +94,51 @@ static void test_record(const char *dir)
 	cJSON_Delete(first);
 }
 
+/* Reads the file at PATH into BUF: whether it is UTF-8 (the audit log's
+ * readers may be strict JSON parsers). */
+static bool file_is_utf8(const char *path, char *buf, size_t size)
+{
+	FILE *f = fopen(path, "r");
+	size_t n = f ? fread(buf, 1, size - 1, f) : 0;
+
+	if (f)
+		fclose(f);
+	buf[n] = '\0';
+	return n > 0 && utf8_ok((const unsigned char *)buf, n);
+}
+
+static void test_not_utf8(const char *dir)
+{
+	char path[512], text[8192];
+	struct sfs_audit *a;
+	struct sfs_audit_limits lim = {.burst = 10, .rate = 10};
+	struct sfs_audit_record r = sample;
+	cJSON *first = NULL;
+	char *back = NULL;
+	size_t len = 0;
+	const char *name = "src/\xff.envrc\033]52;c;aGk=\a";
+
+	r.path = name;
+	r.target = "ok/\xc3\xa9";
+	snprintf(path, sizeof(path), "%s/bytes.jsonl", dir);
+	ok(sfs_audit_open(path, &lim, &a) == 0, "the audit log opens");
+	sfs_audit_denial(a, &r);
+	sfs_audit_close(a);
+	struct counts c = read_log(path, &first);
+	ok(c.records == 1 && c.unparsable == 0, "a name with a 0xff byte is one parseable line");
+	ok(file_is_utf8(path, text, sizeof(text)), "the line is UTF-8: %s", text);
+	ok(strstr(text, "\"path\":\"src/\xef\xbf\xbd.envrc\\u001b]52;c;aGk=\\u0007\"") != NULL,
+	   "path holds U+FFFD for the byte, the controls escaped as JSON does");
+	ok(first && quote_json_get(first, "path", &back, &len) == 0 && len == strlen(name) &&
+		   memcmp(back, name, len) == 0,
+	   "path_hex gives the very bytes back");
+	ok(first && !cJSON_GetObjectItem(first, "target_hex") &&
+		   has_string(first, "target", "ok/\xc3\xa9"),
+	   "a UTF-8 target is as it was, with no target_hex");
+	free(back);
+	cJSON_Delete(first);
+}
+
 static void test_rate_limit(const char *dir)
 {
 	char path[512];
@@ -127,6 +174,7 @@ int main(void)
 	const char *dir = scratch_dir();
 
 	test_record(dir);
+	test_not_utf8(dir);
 	test_rate_limit(dir);
 	return tap_done();
 }

@@ -4,6 +4,7 @@
  * with C escapes), and in JSON (always UTF-8, the bytes recoverable). */
 #include "common/quote.h"
 #include "tap.h"
+#include "utf8.h"
 
 #include <cJSON.h>
 #include <errno.h>
@@ -98,31 +99,6 @@ static void test_format_characters(void)
 	SHOWS(".en\xe2\x80\x8bvrc", "\".en\\342\\200\\213vrc\"", "a zero-width space");
 	SHOWS("\xc3\xa9\xe2\x80\x8b", "\"\xc3\xa9\\342\\200\\213\"",
 	      "beside a format character, readable text stays readable");
-}
-
-/* Whether LEN bytes at S are UTF-8, checked here apart from quote.c. */
-static bool utf8_ok(const unsigned char *s, size_t len)
-{
-	for (size_t i = 0; i < len;) {
-		size_t n = s[i] < 0x80	       ? 1
-			   : (s[i] >> 5) == 6  ? 2
-			   : (s[i] >> 4) == 14 ? 3
-			   : (s[i] >> 3) == 30 ? 4
-					       : 0;
-		if (n == 0 || i + n > len)
-			return false;
-		uint32_t cp = n == 1 ? s[i] : s[i] & (0x7f >> n);
-		for (size_t k = 1; k < n; k++) {
-			if ((s[i + k] & 0xc0) != 0x80)
-				return false;
-			cp = cp << 6 | (s[i + k] & 0x3f);
-		}
-		static const uint32_t min[] = {0, 0, 0x80, 0x800, 0x10000};
-		if (cp < min[n] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-			return false;
-		i += n;
-	}
-	return true;
 }
 
 static void test_json(void)
