@@ -4,6 +4,8 @@
 #include "proc.h"
 #include "sandyfs.h"
 
+#include "common/quote.h"
+
 #include <cJSON.h>
 #include <git2.h>
 #include <limits.h>
@@ -182,21 +184,29 @@ void summary_denials_free(struct denial_stats *d)
 	free(d);
 }
 
+/* Field KEY of a record, as the audit log holds it: the bytes of a name
+ * (from KEY_hex when the name is not UTF-8, see quote.h); "" for a missing
+ * field. Shown only through quote_str(). */
 static char *json_text(const cJSON *obj, const char *key)
 {
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
 
-	if (cJSON_IsString(v))
-		return strdup(v->valuestring);
 	if (!v || cJSON_IsNull(v))
 		return strdup("");
 	/* "rule" may be an entry object rather than its glob. */
-	const cJSON *inner = cJSON_IsObject(v) ? cJSON_GetObjectItemCaseSensitive(v, "path") : NULL;
-	if (!cJSON_IsString(inner) && cJSON_IsObject(v))
-		inner = cJSON_GetObjectItemCaseSensitive(v, "glob");
-	if (cJSON_IsString(inner))
-		return strdup(inner->valuestring);
-	return cJSON_PrintUnformatted(v);
+	if (cJSON_IsObject(v)) {
+		obj = v;
+		key = cJSON_IsString(cJSON_GetObjectItemCaseSensitive(v, "path")) ? "path" : "glob";
+		if (!cJSON_IsString(cJSON_GetObjectItemCaseSensitive(v, key)))
+			return cJSON_PrintUnformatted(v);
+		v = cJSON_GetObjectItemCaseSensitive(v, key);
+	} else if (!cJSON_IsString(v)) {
+		return cJSON_PrintUnformatted(v);
+	}
+	char *bytes = NULL;
+	int r = quote_json_get(obj, key, &bytes, NULL);
+	/* A KEY_hex that is not hex: the text is all there is. */
+	return r == -EINVAL ? strdup(v->valuestring) : bytes;
 }
 
 static int add_denial(struct denial_stats *d, const cJSON *rec)
@@ -292,14 +302,18 @@ static void print_denials(FILE *f, const struct denial_stats *d, bool have_polic
 			const struct denial_group *g = &d->g[i];
 			/* Shipped and user rule files are known by their
 			 * names; the directory would only make the line long. */
-			const char *file = strrchr(g->rule_file, '/');
-			file = file ? file + 1 : g->rule_file;
-			fprintf(f, "  %6lu  %s%s%s", g->count, file, *file ? ": " : "",
-				*g->rule ? g->rule : "no write rule matches");
+			const char *base = strrchr(g->rule_file, '/');
+			cleanup_free char *file = quote_str(base ? base + 1 : g->rule_file);
+			cleanup_free char *rule = quote_str(g->rule), *cls = quote_str(g->class);
+			cleanup_free char *op = quote_str(g->example_op);
+			cleanup_free char *path = quote_str(g->example_path);
+			fprintf(f, "  %6lu  %s%s%s", g->count, quoted(file),
+				file && *file ? ": " : "",
+				*g->rule ? quoted(rule) : "no write rule matches");
 			if (*g->class)
-				fprintf(f, " (%s)", g->class);
-			fprintf(f, "; e.g. %s '%s'\n", *g->example_op ? g->example_op : "write",
-				g->example_path);
+				fprintf(f, " (%s)", quoted(cls));
+			fprintf(f, "; e.g. %s '%s'\n", *g->example_op ? quoted(op) : "write",
+				quoted(path));
 		}
 		if (d->suppressed)
 			fprintf(f, "  %6lu  more, not logged one by one (rate limit)\n",
@@ -363,10 +377,11 @@ static void print_store(FILE *f, const struct summary_policy *policy)
 	if (!tab || strstr(tab, " in 0 files"))
 		return;
 	*tab = '\0';
+	cleanup_free char *where = quote_str(out);
 	fprintf(f,
 		"sandy: private directories (node_modules, .venv, ...) are kept in %s (%s);\n"
 		"       'sandy clean' removes them\n",
-		out, tab + 1);
+		quoted(where), tab + 1);
 }
 
 static char change_letter(const struct snap_entry *before, const struct snap_entry *after,
@@ -395,8 +410,9 @@ static void print_changes(FILE *f, const char *project, const struct git_snapsho
 	struct git_snapshot *end = NULL;
 
 	if (!launch) {
+		cleanup_free char *where = quote_str(project);
 		fprintf(f, "sandy: no list of changed files ('%s' is not in a git work tree)\n",
-			project);
+			quoted(where));
 		return;
 	}
 	int r = summary_snapshot_take(project, &end);
@@ -438,9 +454,11 @@ static void print_changes(FILE *f, const char *project, const struct git_snapsho
 		fprintf(f, "sandy: no file changed\n");
 	} else {
 		fprintf(f, "sandy: %zu file%s changed:\n", n, n == 1 ? "" : "s");
-		for (size_t k = 0; k < n && k < shown; k++)
-			fprintf(f, "  %6c  %s%s\n", changes[k].letter, changes[k].path,
+		for (size_t k = 0; k < n && k < shown; k++) {
+			cleanup_free char *path = quote_str(changes[k].path);
+			fprintf(f, "  %6c  %s%s\n", changes[k].letter, quoted(path),
 				changes[k].owned ? "  (the agent's own)" : "");
+		}
 		if (n > shown)
 			fprintf(f, "          ... and %zu more ('git status' lists them)\n",
 				n - shown);
