@@ -6,6 +6,7 @@
 #include "gitlayout.h"
 #include "gitrefs.h"
 #include "common/err.h"
+#include "common/quote.h"
 #include "common/util.h"
 
 #include <cJSON.h>
@@ -93,11 +94,16 @@ static int plain_objects(int fd, const char *path, int depth, char **odd)
 			continue;
 		}
 		r = -EINVAL;
-		if (asprintf(odd, "'%s/%s', %s", path, de->d_name,
-			     S_ISLNK(st.st_mode)    ? "a symlink"
-			     : S_ISFIFO(st.st_mode) ? "a FIFO"
-			     : S_ISDIR(st.st_mode)  ? "a directory too deep"
-						    : "not a regular file") < 0)
+		cleanup_free char *full = NULL, *shown = NULL;
+		if (asprintf(&full, "%s/%s", path, de->d_name) < 0)
+			full = NULL;
+		/* The agent named it. */
+		shown = full ? quote_str(full) : NULL;
+		if (!shown || asprintf(odd, "'%s', %s", shown,
+				       S_ISLNK(st.st_mode)    ? "a symlink"
+				       : S_ISFIFO(st.st_mode) ? "a FIFO"
+				       : S_ISDIR(st.st_mode)  ? "a directory too deep"
+							      : "not a regular file") < 0)
 			*odd = NULL;
 	}
 	closedir(d);
@@ -114,13 +120,16 @@ static int work_open(struct work *w, const struct sfs_rule_opts *rules, const ch
 
 	*w = (struct work){.gitfd = -1, .objfd = -1};
 	if (!realpath(source, w->source)) {
-		sfs_git_say("cannot resolve source '%s': %s", source, strerror(errno));
-		return -errno;
+		int e = errno;
+		cleanup_free char *shown = quote_str(source);
+		sfs_git_say("cannot resolve source '%s': %s", quoted(shown), strerror(e));
+		return -e;
 	}
 	int r = sfs_git_open_top(w->source, &w->host, &err);
 	if (r <= 0) {
+		cleanup_free char *shown = quote_str(w->source);
 		if (r == 0)
-			sfs_git_say("'%s' is not the top of a git work tree", w->source);
+			sfs_git_say("'%s' is not the top of a git work tree", quoted(shown));
 		else
 			sfs_git_say("%s", err);
 		return r < 0 ? r : -ENOENT;
@@ -131,16 +140,18 @@ static int work_open(struct work *w, const struct sfs_rule_opts *rules, const ch
 	}
 	cleanup_fd int storefd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	w->gitfd = storefd < 0 ? -errno : sfs_git_open_dir(storefd, "tree/.git", false);
+	cleanup_free char *shown = quote_str(path);
 	if (w->gitfd < 0) {
 		sfs_git_say("no private repository in store '%s' (a session with --private-git "
 			    "makes it): "
 			    "%s",
-			    path, strerror(-w->gitfd));
+			    quoted(shown), strerror(-w->gitfd));
 		return w->gitfd;
 	}
 	w->objfd = sfs_git_open_dir(w->gitfd, "objects", false);
 	if (w->objfd < 0) {
-		sfs_git_say("the private repository in '%s' has no objects directory", path);
+		sfs_git_say("the private repository in '%s' has no objects directory",
+			    quoted(shown));
 		return w->objfd;
 	}
 	cleanup_free char *odd = NULL;
@@ -247,26 +258,30 @@ static int report_refusal(void *ctx, const struct sfs_git_refusal *r)
 		snprintf(rule, sizeof(rule), "%s:%d", r->rule_file, r->rule_line);
 	else
 		snprintf(rule, sizeof(rule), "%s", r->rule_file);
-	if (rep->text) {
-		sfs_buf_add(rep->text, "%scommit %.12s %s '%s': %s by %s '%s': %s\n", rep->prefix,
-			    git_oid_tostr_s(r->commit), sfs_git_change_name(r->change), r->path,
-			    sfs_class_name(r->cls), rule, r->rule_text, r->why);
-		return rep->text->failed ? -ENOMEM : 0;
-	}
 	if (!rep->list) {
-		printf("%scommit %.12s %s '%s': %s by %s '%s': %s\n", rep->prefix,
-		       git_oid_tostr_s(r->commit), sfs_git_change_name(r->change), r->path,
-		       sfs_class_name(r->cls), rule, r->rule_text, r->why);
-		return 0;
+		/* The path is the agent's; the rest may quote it. */
+		cleanup_free char *path = quote_str(r->path), *file = quote_str(rule);
+		cleanup_free char *text = quote_str(r->rule_text), *why = quote_str(r->why);
+		cleanup_free char *line = NULL;
+		if (asprintf(&line, "%scommit %.12s %s '%s': %s by %s '%s': %s\n", rep->prefix,
+			     git_oid_tostr_s(r->commit), sfs_git_change_name(r->change),
+			     quoted(path), sfs_class_name(r->cls), quoted(file), quoted(text),
+			     quoted(why)) < 0)
+			return -ENOMEM;
+		if (!rep->text) {
+			fputs(line, stdout);
+			return 0;
+		}
+		sfs_buf_add(rep->text, "%s", line);
+		return rep->text->failed ? -ENOMEM : 0;
 	}
 	cJSON *o = cJSON_CreateObject();
 	if (!o || !cJSON_AddStringToObject(o, "commit", git_oid_tostr_s(r->commit)) ||
-	    !cJSON_AddStringToObject(o, "path", r->path) ||
+	    quote_json_add(o, "path", r->path) < 0 ||
 	    !cJSON_AddStringToObject(o, "change", sfs_git_change_name(r->change)) ||
 	    !cJSON_AddStringToObject(o, "class", sfs_class_name(r->cls)) ||
-	    !cJSON_AddStringToObject(o, "rule", rule) ||
-	    !cJSON_AddStringToObject(o, "pattern", r->rule_text) ||
-	    !cJSON_AddStringToObject(o, "why", r->why)) {
+	    quote_json_add(o, "rule", rule) < 0 || quote_json_add(o, "pattern", r->rule_text) < 0 ||
+	    quote_json_add(o, "why", r->why) < 0) {
 		cJSON_Delete(o);
 		return -ENOMEM;
 	}
@@ -299,7 +314,9 @@ static int check_walk(struct work *w, git_revwalk *walk, struct report *rep, siz
 
 		r = sfs_git_check(w->policy, seen, w->repo, &id, report_refusal, rep, &err);
 		if (r < 0) {
-			sfs_git_say("%s", err ? err : strerror(-r));
+			/* ERR may name a path of the commit's. */
+			cleanup_free char *shown = quote_str(err ? err : strerror(-r));
+			sfs_git_say("%s", quoted(shown));
 			return r;
 		}
 		refused += r;
@@ -360,7 +377,8 @@ static void print_commits(struct work *w, const git_oid *ids, size_t n)
 		if (git_commit_lookup(&c, w->repo, &ids[i]) < 0)
 			continue;
 		const char *summary = git_commit_summary(c);
-		printf("  %.12s %s\n", git_oid_tostr_s(&ids[i]), summary ? summary : "");
+		cleanup_free char *shown = quote_str(summary ? summary : "");
+		printf("  %.12s %s\n", git_oid_tostr_s(&ids[i]), quoted(shown));
 		git_commit_free(c);
 	}
 }
@@ -397,7 +415,7 @@ static int list_branch(struct work *w, const char *name, const char *tip_hex, cJ
 		diffstat(w, &ids[0], &tip, stat);
 		if (out) {
 			cJSON *o = cJSON_CreateObject();
-			cJSON_AddStringToObject(o, "branch", name);
+			quote_json_add(o, "branch", name);
 			cJSON_AddStringToObject(o, "tip", tip_hex);
 			cJSON_AddNumberToObject(o, "commits", (double)n);
 			cJSON_AddNumberToObject(o, "files", (double)stat[0]);
@@ -408,14 +426,18 @@ static int list_branch(struct work *w, const char *name, const char *tip_hex, cJ
 			rep.list = NULL;
 			cJSON_AddItemToArray(out, o);
 		} else {
+			cleanup_free char *shown = quote_str(name), *target = NULL;
+			if (asprintf(&target, "sandy/%s", name) < 0)
+				target = NULL;
+			cleanup_free char *shown_target = target ? quote_str(target) : NULL;
 			printf("%s: %zu commit%s, %zu file%s changed, %zu insertion%s(+), "
 			       "%zu deletion%s(-); ",
-			       name, n, plural(n), stat[0], plural(stat[0]), stat[1],
+			       quoted(shown), n, plural(n), stat[0], plural(stat[0]), stat[1],
 			       plural(stat[1]), stat[2], plural(stat[2]));
 			if (r)
 				printf("cannot be imported\n");
 			else
-				printf("ready to import as sandy/%s\n", name);
+				printf("ready to import as %s\n", quoted(shown_target));
 			print_commits(w, ids, n);
 			if (refusals.len)
 				fputs(refusals.s, stdout);
@@ -522,19 +544,20 @@ static int set_import_ref(struct work *w, const char *refname, const git_oid *ti
 	git_reference *old = NULL, *ref = NULL;
 	char msg[PATH_MAX + 64];
 	int g = git_reference_lookup(&old, w->host, refname);
+	cleanup_free char *shown = quote_str(branch), *shown_ref = quote_str(refname + 11);
 
 	snprintf(msg, sizeof(msg), "sandy: import of the agent's %s", branch);
 	if (g == 0 && git_reference_type(old) == GIT_REFERENCE_DIRECT) {
 		const git_oid *was = git_reference_target(old);
 		if (git_oid_equal(was, tip)) {
-			printf("%s is already at %.12s\n", refname + 11, git_oid_tostr_s(tip));
+			printf("%s is already at %.12s\n", quoted(shown_ref), git_oid_tostr_s(tip));
 			git_reference_free(old);
 			return 0;
 		}
 		if (!force && !git_graph_descendant_of(w->repo, tip, was)) {
 			sfs_git_say("%s exists and the agent's %s does not extend it (rebased?); "
 				    "--force replaces it",
-				    refname + 11, branch);
+				    quoted(shown_ref), quoted(shown));
 			git_reference_free(old);
 			return -EEXIST;
 		}
@@ -545,10 +568,11 @@ static int set_import_ref(struct work *w, const char *refname, const git_oid *ti
 	git_reference_free(old);
 	git_reference_free(ref);
 	if (g < 0) {
-		sfs_git_say("cannot set %s: %s", refname + 11, sfs_git_message());
+		sfs_git_say("cannot set %s: %s", quoted(shown_ref), sfs_git_message());
 		return -EIO;
 	}
-	printf("imported %s as %s (%.12s)\n", branch, refname + 11, git_oid_tostr_s(tip));
+	printf("imported %s as %s (%.12s)\n", quoted(shown), quoted(shown_ref),
+	       git_oid_tostr_s(tip));
 	return 0;
 }
 
@@ -562,6 +586,7 @@ int sfs_git_import_main(const struct sfs_rule_opts *rules, const char *store, bo
 	size_t n = 0;
 	int status = 1, r;
 
+	cleanup_free char *shown = quote_str(branch);
 	sfs_git_library_init();
 	if (work_open(&w, rules, store, source) < 0)
 		goto done;
@@ -569,7 +594,7 @@ int sfs_git_import_main(const struct sfs_rule_opts *rules, const char *store, bo
 	snprintf(target, sizeof(target), "refs/heads/sandy/%s", branch);
 	if (!sfs_git_ref_name_ok(name) || !sfs_git_ref_name_ok(target) ||
 	    strlen(branch) > PATH_MAX - 32) {
-		sfs_git_say("'%s' is not a branch name", branch);
+		sfs_git_say("'%s' is not a branch name", quoted(shown));
 		status = 2;
 		goto done;
 	}
@@ -577,7 +602,7 @@ int sfs_git_import_main(const struct sfs_rule_opts *rules, const char *store, bo
 	if (!id || git_oid_fromstr(&tip, id) < 0) {
 		sfs_git_say(
 			"the agent's repository has no branch '%s' ('sandyfs git list' shows them)",
-			branch);
+			quoted(shown));
 		goto done;
 	}
 	if (new_commits(&w, branch, &tip, &walk) < 0)
@@ -588,7 +613,7 @@ int sfs_git_import_main(const struct sfs_rule_opts *rules, const char *store, bo
 		goto done;
 	if (r > 0) {
 		sfs_git_say("%s not imported: %d change%s the policy keeps (nothing was written)",
-			    branch, r, r == 1 ? "" : "s");
+			    quoted(shown), r, r == 1 ? "" : "s");
 		goto done;
 	}
 	if (copy_commits(&w, ids, n) < 0 || set_import_ref(&w, target, &tip, force, branch) < 0)
@@ -615,19 +640,24 @@ int sfs_git_check_main(const struct sfs_rule_opts *rules, const char *git_dir, c
 
 	sfs_git_library_init();
 	if (!realpath(source, real)) {
-		sfs_git_say("cannot resolve source '%s': %s", source, strerror(errno));
+		int e = errno;
+		cleanup_free char *shown = quote_str(source);
+		sfs_git_say("cannot resolve source '%s': %s", quoted(shown), strerror(e));
 		goto done;
 	}
 	snprintf(dflt, sizeof(dflt), "%s/.git", real);
 	if (git_repository_open_ext(&repo, git_dir ? git_dir : dflt, GIT_REPOSITORY_OPEN_NO_SEARCH,
 				    NULL) < 0) {
-		sfs_git_say("cannot open the git repository '%s': %s", git_dir ? git_dir : dflt,
+		cleanup_free char *shown = quote_str(git_dir ? git_dir : dflt);
+		sfs_git_say("cannot open the git repository '%s': %s", quoted(shown),
 			    sfs_git_message());
 		goto done;
 	}
 	snprintf(objects, sizeof(objects), "%s/objects", host_git ? host_git : "");
 	if (host_git && git_odb_open(&host, objects) < 0) {
-		sfs_git_say("cannot read the objects of '%s': %s", host_git, sfs_git_message());
+		cleanup_free char *shown = quote_str(host_git);
+		sfs_git_say("cannot read the objects of '%s': %s", quoted(shown),
+			    sfs_git_message());
 		goto done;
 	}
 	if (sfs_load_policy(rules, real, &policy) < 0)
@@ -641,7 +671,8 @@ int sfs_git_check_main(const struct sfs_rule_opts *rules, const char *git_dir, c
 
 		if (git_revparse_single(&obj, repo, commits[i]) < 0 ||
 		    git_object_peel(&c, obj, GIT_OBJECT_COMMIT) < 0) {
-			sfs_git_say("'%s' is not a commit: %s", commits[i], sfs_git_message());
+			cleanup_free char *shown = quote_str(commits[i]);
+			sfs_git_say("'%s' is not a commit: %s", quoted(shown), sfs_git_message());
 			status = 2;
 		} else if (host && git_odb_exists(host, git_object_id(c))) {
 			/* The host's repository has it: not the agent's. */
@@ -649,7 +680,8 @@ int sfs_git_check_main(const struct sfs_rule_opts *rules, const char *git_dir, c
 			int r = sfs_git_check(policy, seen, repo, git_object_id(c), report_refusal,
 					      &rep, &err);
 			if (r < 0) {
-				sfs_git_say("%s", err ? err : strerror(-r));
+				cleanup_free char *shown = quote_str(err ? err : strerror(-r));
+				sfs_git_say("%s", quoted(shown));
 				status = 2;
 			} else
 				refused += r;

@@ -3,6 +3,7 @@
 #include "gitlayout.h"
 #include "gitrefs.h"
 #include "common/err.h"
+#include "common/quote.h"
 #include "common/util.h"
 
 #include <dirent.h>
@@ -81,8 +82,11 @@ static int plan_refs(const struct sfs_refs *host, const struct sfs_refs *priv,
 				r = sfs_refs_set(want, name, p->value);
 			if (r == 0 && rec)
 				r = sfs_refs_set(record_out, name, rec->value);
-			if (strncmp(name, "refs/heads/", 11) == 0 || strcmp(name, "HEAD") == 0)
-				sfs_buf_add(kept, "%s%s", kept->len ? ", " : "", name);
+			if (strncmp(name, "refs/heads/", 11) != 0 && strcmp(name, "HEAD") != 0)
+				continue;
+			/* The agent named it; the note reaches the user. */
+			cleanup_free char *shown = quote_str(name);
+			sfs_buf_add(kept, "%s%s", kept->len ? ", " : "", quoted(shown));
 		}
 	}
 	return r;

@@ -1,6 +1,7 @@
 /* gitrefs.c - see gitrefs.h. */
 #include "gitrefs.h"
 #include "common/err.h"
+#include "common/quote.h"
 #include "common/util.h"
 
 #include <dirent.h>
@@ -26,9 +27,16 @@ void sfs_git_say(const char *fmt, ...)
 
 const char *sfs_git_message(void)
 {
+	/* libgit2's messages may name what the agent chose (a ref, a path,
+	 * an object's text): shown escaped. The previous one is freed, so
+	 * each is good until the next call; the commands that call this
+	 * run in one thread. */
+	static char *shown;
 	const git_error *e = git_error_last();
 
-	return e && e->message ? e->message : "libgit2 error";
+	free(shown);
+	shown = quote_str(e && e->message ? e->message : "libgit2 error");
+	return quoted(shown);
 }
 
 /* ---- files in the agent's directory, following no symlink ---- */

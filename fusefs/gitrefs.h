@@ -19,7 +19,8 @@
 #define REFS_DEPTH    32
 #define INDEX_MAX     (1u << 30)
 
-/* "sandyfs: MESSAGE" on stderr; libgit2's last error message. */
+/* "sandyfs: MESSAGE" on stderr; libgit2's last error message, escaped
+ * (quote.h) and good until the next call. */
 void sfs_git_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 const char *sfs_git_message(void);
 

@@ -178,7 +178,9 @@ refused vscode .vscode/tasks.json "base.json:"
 refused envrc .envrc "'.envrc'"
 refused mode .envrc "changes the mode of '.envrc'"
 refused case .ENVRC "'.envrc'"
-refused unicode "$(printf '.en\342\200\213vrc')" "'.envrc'" # a zero-width space: one name on HFS+
+# A zero-width space: one name on HFS+, and shown escaped, since a
+# terminal shows nothing for it.
+refused unicode '".en\342\200\213vrc"' "'.envrc'"
 refused submodule vendor/lib "submodule entry"
 refused symlink hooks "'.git'"
 refused dotgit .git/hooks/pre-commit "immutable"
