@@ -3,6 +3,8 @@
 #include "egress.h"
 #include "sandy.h"
 
+#include "common/quote.h"
+
 #include <arpa/inet.h>
 #include <cJSON.h>
 #include <ctype.h>
@@ -470,8 +472,10 @@ char *egress_record_json(const struct egress_record *rec, const char *session)
 		  cJSON_AddStringToObject(o, "session", session ? session : "") &&
 		  cJSON_AddStringToObject(o, "kind", rec->dns ? "dns" : "connect") &&
 		  cJSON_AddStringToObject(o, "verdict", rec->allowed ? "allowed" : "refused");
+	/* The agent chose the name, and DNS carries any byte: name_hex keeps
+	 * the line JSON (quote.h). */
 	if (ok && rec->dns)
-		ok = cJSON_AddStringToObject(o, "name", rec->name) &&
+		ok = quote_json_add(o, "name", rec->name) == 0 &&
 		     cJSON_AddStringToObject(o, "type", rec->qtype);
 	else if (ok)
 		ok = cJSON_AddStringToObject(o, "proto", rec->proto) &&
@@ -498,8 +502,9 @@ int egress_record_parse(const char *line, struct egress_record *rec)
 		rec->dns = !strcmp(kind, "dns");
 		rec->allowed = !strcmp(verdict, "allowed");
 		rec->time = json_number(o, "epoch", 0);
-		snprintf(rec->name, sizeof(rec->name), "%s",
-			 json_string(o, "name") ? json_string(o, "name") : "");
+		cleanup_free char *name = NULL;
+		quote_json_get(o, "name", &name, NULL);
+		snprintf(rec->name, sizeof(rec->name), "%s", name ? name : "");
 		snprintf(rec->qtype, sizeof(rec->qtype), "%s",
 			 json_string(o, "type") ? json_string(o, "type") : "");
 		snprintf(rec->proto, sizeof(rec->proto), "%s",
@@ -572,8 +577,11 @@ void egress_stats_print(FILE *f, const struct egress_stats *st, const char *log_
 		return;
 	qsort(st->refused, st->n_refused, sizeof(*st->refused), by_count);
 	fputs("  refused, by destination:\n", f);
-	for (size_t i = 0; i < st->n_refused; i++)
-		fprintf(f, "    %5lu  %s\n", st->refused[i].count, st->refused[i].dest);
+	for (size_t i = 0; i < st->n_refused; i++) {
+		/* A name the agent looked up: any bytes DNS carries. */
+		cleanup_free char *dest = quote_str(st->refused[i].dest);
+		fprintf(f, "    %5lu  %s\n", st->refused[i].count, quoted(dest));
+	}
 	fputs("  allow a name for a running session with 'sandy allow NAME'\n", f);
 }
 

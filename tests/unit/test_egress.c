@@ -14,6 +14,7 @@
 
 #include <errno.h>
 #include "tap.h"
+#include "utf8.h"
 
 static bool has(const struct strv *s, const char *v)
 {
@@ -311,6 +312,31 @@ static void test_records(void)
 		   !strcmp(b.name, a.name) && !strcmp(b.qtype, "TXT") && b.time == a.time,
 	   "read back as written");
 
+	/* A name DNS carries, not UTF-8 and with a terminal's escapes. */
+	struct egress_record d = {.dns = true}, e;
+	snprintf(d.name, sizeof(d.name), "x\377\033]52;c;aGk=\a.test");
+	snprintf(d.qtype, sizeof(d.qtype), "A");
+	char *d_line = egress_record_json(&d, "proj-1234");
+	ok(d_line && utf8_ok((const unsigned char *)d_line, strlen(d_line)),
+	   "a name that is not UTF-8 keeps the record UTF-8");
+	ok(d_line && strstr(d_line, "\"name_hex\":\"78ff1b5d35323b633b61476b3d072e74657374\""),
+	   "with the name's bytes in name_hex");
+	ok(d_line && egress_record_parse(d_line, &e) == 1 && !strcmp(e.name, d.name),
+	   "and read back as the very bytes");
+	struct egress_stats ds = {0};
+	egress_stats_add(&ds, &d);
+	char *d_out = NULL;
+	size_t d_len = 0;
+	FILE *df = open_memstream(&d_out, &d_len);
+	egress_stats_print(df, &ds, "/x/log.jsonl");
+	fclose(df);
+	ok(d_out && strstr(d_out, "    1  \"x\\377\\033]52;c;aGk=\\a.test (DNS)\"\n") &&
+		   !strchr(d_out, '\033') && !strchr(d_out, '\a'),
+	   "printed escaped: no control character reaches the terminal");
+	free(d_out);
+	free(d_line);
+	egress_stats_free(&ds);
+
 	struct egress_stats st = {0};
 	struct egress_record c = {.allowed = false, .port = 80, .family = 4, .time = 1.0};
 	snprintf(c.dest, sizeof(c.dest), "1.2.3.4");
@@ -329,8 +355,9 @@ static void test_records(void)
 	egress_stats_print(f, &st, "/x/log.jsonl");
 	fclose(f);
 	ok(strstr(out, "network: 3 DNS queries (2 refused), 1 connection attempt (1 refused)") &&
-		   strstr(out, "    2  we\"ird") && strstr(out, "    1  1.2.3.4:80/tcp"),
-	   "printed: totals, then destinations by count");
+		   strstr(out, "    2  \"we\\\"ird\\\\na\\tme.test (DNS)\"\n") &&
+		   strstr(out, "    1  1.2.3.4:80/tcp\n"),
+	   "printed: totals, then destinations by count, the agent's name escaped");
 	free(out);
 	egress_stats_free(&st);
 
