@@ -390,7 +390,8 @@ static const char *plural(size_t n)
 
 /* One branch of the agent's (refs/heads/NAME at TIP) for `git list`: its
  * commits SOURCE lacks, whether they may come back, and why not. Nothing
- * when it has none. Into OUT as JSON, else printed. */
+ * when it has none. Into OUT as JSON, else printed. A negative errno
+ * when the branch cannot be read (libgit2 or the check said why). */
 static int list_branch(struct work *w, const char *name, const char *tip_hex, cJSON *out)
 {
 	git_revwalk *walk = NULL;
@@ -460,17 +461,37 @@ int sfs_git_list_main(const struct sfs_rule_opts *rules, const char *store, bool
 		goto done;
 	qsort(w.priv_refs.v, w.priv_refs.n, sizeof(*w.priv_refs.v), sfs_ref_cmp);
 	status = 0;
-	for (size_t i = 0; i < w.priv_refs.n && status == 0; i++) {
+	for (size_t i = 0; i < w.priv_refs.n; i++) {
 		const struct sfs_ref *ref = &w.priv_refs.v[i];
 
-		if (strncmp(ref->name, "refs/heads/", 11) == 0 && sfs_git_is_id(ref->value) &&
-		    list_branch(&w, ref->name + 11, ref->value, out) < 0)
+		if (strncmp(ref->name, "refs/heads/", 11) != 0 || !sfs_git_is_id(ref->value))
+			continue;
+		int r = list_branch(&w, ref->name + 11, ref->value, out);
+		if (r == -ENOMEM) {
+			sfs_git_say("out of memory");
 			status = 1;
+			break;
+		}
+		if (r == 0)
+			continue;
+		/* The agent's branch: the others are listed still. */
+		cleanup_free char *shown = quote_str(ref->name + 11);
+		sfs_git_say("branch '%s' (%.12s) cannot be read: skipped", quoted(shown),
+			    ref->value);
+		status = 1;
+		cJSON *o = out ? cJSON_CreateObject() : NULL;
+		cJSON_AddItemToArray(out, o);
+		if (o && (quote_json_add(o, "branch", ref->name + 11) < 0 ||
+			  !cJSON_AddStringToObject(o, "tip", ref->value) ||
+			  !cJSON_AddStringToObject(o, "error", "cannot be read")))
+			break;
 	}
-	if (status == 0 && json) {
+	if (json) {
 		char *text = cJSON_PrintUnformatted(out);
 		if (text)
 			puts(text);
+		else
+			status = 1;
 		free(text);
 	}
 done:

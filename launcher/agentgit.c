@@ -6,6 +6,7 @@
 
 #include "config.h"
 #include "common/install.h"
+#include "common/quote.h"
 
 #include <cJSON.h>
 #include <git2.h>
@@ -116,28 +117,36 @@ void agentgit_summary(FILE *f, const struct sandyfs_prog *fs, const struct strv 
 
 	if (r < 0)
 		return;
-	if (proc_run(argv.v, PROC_IN_NULL | PROC_OUT_CAPTURE | PROC_ERR_NULL, &out, NULL) != 0 ||
-	    !out) {
+	/* A branch that cannot be read is an entry with "error", and the
+	 * status is 1: the others are listed still. */
+	proc_run(argv.v, PROC_IN_NULL | PROC_OUT_CAPTURE | PROC_ERR_NULL, &out, NULL);
+	cJSON *list = out ? cJSON_Parse(out) : NULL, *b;
+	if (!cJSON_IsArray(list)) {
 		fprintf(f, "sandy: cannot list the agent's branches ('sandy git' says why)\n");
+		cJSON_Delete(list);
 		return;
 	}
-	cJSON *list = cJSON_Parse(out), *b;
 	if (cJSON_GetArraySize(list) > 0)
 		fprintf(f, "sandy: the agent's branches waiting to be imported (sandy git):\n");
 	cJSON_ArrayForEach(b, list)
 	{
-		const char *name = cJSON_GetStringValue(cJSON_GetObjectItem(b, "branch"));
+		cleanup_free char *name = NULL, *shown = NULL;
 		cJSON *n = cJSON_GetObjectItem(b, "commits");
 		bool ok = cJSON_IsTrue(cJSON_GetObjectItem(b, "importable"));
 
-		if (!name || !cJSON_IsNumber(n))
+		/* The agent named it: shown escaped. */
+		if (quote_json_get(b, "branch", &name, NULL) < 0 || !(shown = quote_str(name)))
 			continue;
-		if (ok)
-			fprintf(f, "  %s: %d commit%s; sandy git import %s\n", name, n->valueint,
-				n->valueint == 1 ? "" : "s", name);
+		if (cJSON_IsString(cJSON_GetObjectItem(b, "error")))
+			fprintf(f, "  %s: cannot be read ('sandy git' says why)\n", shown);
+		else if (!cJSON_IsNumber(n))
+			continue;
+		else if (ok)
+			fprintf(f, "  %s: %d commit%s; sandy git import %s\n", shown, n->valueint,
+				n->valueint == 1 ? "" : "s", shown);
 		else
 			fprintf(f, "  %s: %d commit%s; cannot be imported ('sandy git' says why)\n",
-				name, n->valueint, n->valueint == 1 ? "" : "s");
+				shown, n->valueint, n->valueint == 1 ? "" : "s");
 	}
 	cJSON_Delete(list);
 }
