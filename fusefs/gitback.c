@@ -15,10 +15,163 @@
 #include <fcntl.h>
 #include <git2/sys/odb_backend.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+/*
+ * What `sandyfs git` reads of the agent's objects: everything it reads,
+ * it reads whole (libgit2 streams no packed object), and a pack shrinks
+ * what the agent made a thousandfold, 2 GiB of zeros to 9 MB. So the size
+ * of each object is taken from its header first and an object over its
+ * type's limit is not read: reads of it fail, and the import refuses it
+ * by name before it writes anything.
+ *
+ * BLOB_MAX: GitHub refuses files over 100 MiB; a larger one is no source
+ * to review. TREE_MAX for commits, trees and tags: those of real projects
+ * are kilobytes (a tree of 10,000 entries is about 400 KiB).
+ */
+#define BLOB_MAX (100u << 20)
+#define TREE_MAX (8u << 20)
+
+static size_t object_max(git_object_t type)
+{
+	return type == GIT_OBJECT_BLOB ? BLOB_MAX : TREE_MAX;
+}
+
+/* A size for messages: "2.0 GiB", "16.0 MiB", "512 KiB", "40 bytes". */
+static const char *size_text(uint64_t n, char *buf, size_t size)
+{
+	if (n >= 1u << 30)
+		snprintf(buf, size, "%.1f GiB", (double)n / (1u << 30));
+	else if (n >= 1u << 20)
+		snprintf(buf, size, "%.1f MiB", (double)n / (1u << 20));
+	else if (n >= 1u << 10)
+		snprintf(buf, size, "%llu KiB", (unsigned long long)n >> 10);
+	else
+		snprintf(buf, size, "%llu bytes", (unsigned long long)n);
+	return buf;
+}
+
+/* A backend of the agent's objects (loose or packed) behind one that
+ * reads no object over object_max(). */
+struct bounded_backend {
+	git_odb_backend parent;
+	git_odb_backend *inner;
+};
+
+static git_odb_backend *inner_of(git_odb_backend *b)
+{
+	git_odb_backend *in = ((struct bounded_backend *)b)->inner;
+
+	in->odb = b->odb;
+	return in;
+}
+
+static int bounded_check(git_odb_backend *in, const git_oid *id)
+{
+	char have[32], max[32];
+	git_object_t type;
+	size_t len;
+	int r = in->read_header(&len, &type, in, id);
+
+	if (r < 0)
+		return r;
+	if (len <= object_max(type))
+		return 0;
+	git_error_set(GIT_ERROR_ODB, "%s %s is %s, over the %s sandyfs reads of one",
+		      git_object_type2string(type), git_oid_tostr_s(id),
+		      size_text(len, have, sizeof(have)),
+		      size_text(object_max(type), max, sizeof(max)));
+	return GIT_ERROR;
+}
+
+static int bounded_read(void **data, size_t *len, git_object_t *type, git_odb_backend *b,
+			const git_oid *id)
+{
+	git_odb_backend *in = inner_of(b);
+	int r = bounded_check(in, id);
+
+	return r < 0 ? r : in->read(data, len, type, in, id);
+}
+
+static int bounded_read_prefix(git_oid *full, void **data, size_t *len, git_object_t *type,
+			       git_odb_backend *b, const git_oid *id, size_t n)
+{
+	git_odb_backend *in = inner_of(b);
+	git_oid found;
+	int r = in->exists_prefix(&found, in, id, n);
+
+	if (r == 0)
+		r = bounded_check(in, &found);
+	return r < 0 ? r : in->read_prefix(full, data, len, type, in, id, n);
+}
+
+static int bounded_read_header(size_t *len, git_object_t *type, git_odb_backend *b,
+			       const git_oid *id)
+{
+	git_odb_backend *in = inner_of(b);
+
+	return in->read_header(len, type, in, id);
+}
+
+static int bounded_exists(git_odb_backend *b, const git_oid *id)
+{
+	git_odb_backend *in = inner_of(b);
+
+	return in->exists(in, id);
+}
+
+static int bounded_exists_prefix(git_oid *out, git_odb_backend *b, const git_oid *id, size_t n)
+{
+	git_odb_backend *in = inner_of(b);
+
+	return in->exists_prefix(out, in, id, n);
+}
+
+static int bounded_refresh(git_odb_backend *b)
+{
+	git_odb_backend *in = inner_of(b);
+
+	return in->refresh ? in->refresh(in) : 0;
+}
+
+static void bounded_free(git_odb_backend *b)
+{
+	git_odb_backend *in = ((struct bounded_backend *)b)->inner;
+
+	in->free(in);
+	free(b);
+}
+
+/* Puts IN (taken over, also on failure) behind a bounded backend, added
+ * to ODB at PRIORITY. */
+static int add_bounded(git_odb *odb, git_odb_backend *in, int priority)
+{
+	struct bounded_backend *b = calloc(1, sizeof(*b));
+
+	if (!b || !in->read || !in->read_prefix || !in->read_header || !in->exists ||
+	    !in->exists_prefix || git_odb_init_backend(&b->parent, GIT_ODB_BACKEND_VERSION) < 0) {
+		free(b);
+		in->free(in);
+		return -1;
+	}
+	b->inner = in;
+	b->parent.read = bounded_read;
+	b->parent.read_prefix = bounded_read_prefix;
+	b->parent.read_header = bounded_read_header;
+	b->parent.exists = bounded_exists;
+	b->parent.exists_prefix = bounded_exists_prefix;
+	b->parent.refresh = bounded_refresh;
+	b->parent.free = bounded_free;
+	if (git_odb_add_backend(odb, &b->parent, priority) < 0) {
+		bounded_free(&b->parent);
+		return -1;
+	}
+	return 0;
+}
 
 /* What `sandyfs git` works on: SOURCE's repository, and a repository
  * whose objects are the private ones and SOURCE's (read through the
@@ -167,15 +320,10 @@ static int work_open(struct work *w, const struct sfs_rule_opts *rules, const ch
 	snprintf(host_objects, sizeof(host_objects), "%s/objects",
 		 git_repository_commondir(w->host));
 	if (git_odb_new(&w->odb) < 0 || git_odb_backend_loose(&loose, objects, -1, 0, 0, 0) < 0 ||
-	    git_odb_add_backend(w->odb, loose, 2) < 0 ||
-	    (loose = NULL, git_odb_backend_pack(&pack, objects) < 0) ||
-	    git_odb_add_backend(w->odb, pack, 1) < 0 ||
-	    (pack = NULL, git_odb_add_disk_alternate(w->odb, host_objects) < 0) ||
+	    add_bounded(w->odb, loose, 2) < 0 || git_odb_backend_pack(&pack, objects) < 0 ||
+	    add_bounded(w->odb, pack, 1) < 0 ||
+	    git_odb_add_disk_alternate(w->odb, host_objects) < 0 ||
 	    git_repository_wrap_odb(&w->repo, w->odb) < 0) {
-		if (loose)
-			loose->free(loose);
-		if (pack)
-			pack->free(pack);
 		sfs_git_say("cannot read the objects of the private repository: %s",
 			    sfs_git_message());
 		return -EIO;
@@ -538,13 +686,151 @@ static int copy_object(struct work *w, git_odb *dst, const git_oid *id)
 	return r;
 }
 
-static int copy_commits(struct work *w, const git_oid *ids, size_t n)
+/* Object ids seen, so that a tree many paths share is looked at once:
+ * open addressing, the ids' first bytes as their hash. */
+struct oidset {
+	git_oid *v;
+	size_t n, cap;
+};
+
+/* 1 when ID is new to S (and now in it), 0 when it was there, -ENOMEM. */
+static int oidset_add(struct oidset *s, const git_oid *id)
+{
+	static const git_oid zero;
+
+	if (2 * (s->n + 1) > s->cap) {
+		struct oidset big = {.cap = s->cap ? 2 * s->cap : 256};
+		if (!(big.v = calloc(big.cap, sizeof(*big.v))))
+			return -ENOMEM;
+		for (size_t i = 0; i < s->cap; i++)
+			if (!git_oid_equal(&s->v[i], &zero))
+				oidset_add(&big, &s->v[i]);
+		free(s->v);
+		*s = big;
+	}
+	uint64_t h;
+	memcpy(&h, id->id, sizeof(h));
+	for (size_t i = h & (s->cap - 1);; i = (i + 1) & (s->cap - 1)) {
+		if (git_oid_equal(&s->v[i], id))
+			return 0;
+		if (git_oid_equal(&s->v[i], &zero)) {
+			s->v[i] = *id;
+			s->n++;
+			return 1;
+		}
+	}
+}
+
+/*
+ * How deep the trees of an import may nest. copy_object recurses once a
+ * level; git itself refuses trees deeper than 4096 (core.maxTreeDepth).
+ */
+#define TREE_DEPTH_MAX 4096
+
+/* What check_sizes walks with: the objects seen and the path so far. */
+struct size_walk {
+	struct work *w;
+	git_odb *dst;
+	struct oidset seen;
+	struct sfs_buf path;
+	const git_oid *commit;
+	const char *branch;
+};
+
+/* Whether object ID (at PATH of the commit being checked, when it is a
+ * tree entry) and what it holds may be copied: every object that
+ * copy_object would write, each read from its header alone. */
+static int check_size(struct size_walk *sw, const git_oid *id, int depth)
+{
+	char have[32], max[32];
+	git_object_t type;
+	size_t len;
+	int r;
+
+	if (git_odb_exists(sw->dst, id) || (r = oidset_add(&sw->seen, id)) == 0)
+		return 0;
+	if (r < 0 || sw->path.failed)
+		return -ENOMEM;
+	if (git_odb_read_header(&len, &type, sw->w->odb, id) < 0) {
+		sfs_git_say("cannot read object %s: %s", git_oid_tostr_s(id), sfs_git_message());
+		return -EIO;
+	}
+	if (len > object_max(type) || depth > TREE_DEPTH_MAX) {
+		cleanup_free char *path = quote_str(sw->path.len ? sw->path.s : "");
+		cleanup_free char *branch = quote_str(sw->branch);
+		char commit[16];
+		snprintf(commit, sizeof(commit), "%.12s", git_oid_tostr_s(sw->commit));
+		if (depth > TREE_DEPTH_MAX)
+			sfs_git_say("tree %s at '%s' of commit %s is nested deeper than %d trees: "
+				    "'%s' not imported (nothing was written)",
+				    git_oid_tostr_s(id), quoted(path), commit, TREE_DEPTH_MAX,
+				    quoted(branch));
+		else
+			sfs_git_say(
+				"%s %s%s%s%s of commit %s is %s, over the %s an import copies of "
+				"one: '%s' not imported (nothing was written)",
+				git_object_type2string(type), git_oid_tostr_s(id),
+				sw->path.len ? " at '" : "", sw->path.len ? quoted(path) : "",
+				sw->path.len ? "'" : "", commit, size_text(len, have, sizeof(have)),
+				size_text(object_max(type), max, sizeof(max)), quoted(branch));
+		return -EFBIG;
+	}
+	if (type != GIT_OBJECT_TREE)
+		return 0;
+	git_tree *tree = NULL;
+	if (git_tree_lookup(&tree, sw->w->repo, id) < 0) {
+		sfs_git_say("cannot read tree %s: %s", git_oid_tostr_s(id), sfs_git_message());
+		return -EIO;
+	}
+	size_t at = sw->path.len;
+	r = 0;
+	for (size_t i = 0; r == 0 && i < git_tree_entrycount(tree); i++) {
+		const git_tree_entry *e = git_tree_entry_byindex(tree, i);
+		if (git_tree_entry_filemode(e) == GIT_FILEMODE_COMMIT)
+			continue;
+		sfs_buf_add(&sw->path, "%s%s", at ? "/" : "", git_tree_entry_name(e));
+		r = check_size(sw, git_tree_entry_id(e), depth + 1);
+		sw->path.len = at;
+		if (sw->path.s)
+			sw->path.s[at] = '\0';
+	}
+	git_tree_free(tree);
+	return r;
+}
+
+/* Whether the objects that copying the commits IDS of BRANCH would write
+ * are all within their limits: 0, or a negative errno, said. */
+static int check_sizes(struct work *w, git_odb *dst, const git_oid *ids, size_t n,
+		       const char *branch)
+{
+	struct size_walk sw = {.w = w, .dst = dst, .branch = branch};
+	int r = 0;
+
+	for (size_t i = 0; i < n && r == 0; i++) {
+		git_commit *c = NULL;
+		sw.commit = &ids[i];
+		sw.path.len = 0;
+		r = check_size(&sw, &ids[i], 0);
+		if (r == 0 && git_commit_lookup(&c, w->repo, &ids[i]) < 0)
+			r = -EIO;
+		if (r == 0)
+			r = check_size(&sw, git_commit_tree_id(c), 0);
+		git_commit_free(c);
+	}
+	free(sw.seen.v);
+	sfs_buf_free(&sw.path);
+	return r;
+}
+
+static int copy_commits(struct work *w, const git_oid *ids, size_t n, const char *branch)
 {
 	git_odb *dst = NULL;
-	int r = 0;
+	int r;
 
 	if (git_repository_odb(&dst, w->host) < 0)
 		return -EIO;
+	/* Everything is sized before anything is written. */
+	r = check_sizes(w, dst, ids, n, branch);
 	for (size_t i = 0; i < n && r == 0; i++) {
 		git_commit *c = NULL;
 		r = git_commit_lookup(&c, w->repo, &ids[i]) < 0 ? -EIO : 0;
@@ -637,7 +923,8 @@ int sfs_git_import_main(const struct sfs_rule_opts *rules, const char *store, bo
 			    quoted(shown), r, r == 1 ? "" : "s");
 		goto done;
 	}
-	if (copy_commits(&w, ids, n) < 0 || set_import_ref(&w, target, &tip, force, branch) < 0)
+	if (copy_commits(&w, ids, n, branch) < 0 ||
+	    set_import_ref(&w, target, &tip, force, branch) < 0)
 		goto done;
 	status = 0;
 done:
