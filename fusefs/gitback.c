@@ -36,6 +36,20 @@
 #define BLOB_MAX (100u << 20)
 #define TREE_MAX (8u << 20)
 
+/*
+ * How much of a branch `git list` reads to count lines changed. libgit2's
+ * diff holds both versions of a file and about 110 bytes for each of their
+ * lines: 16 MiB of one-character lines cost 800 MiB. A file whose two
+ * versions together are over DIFF_FILE_MAX (sized from the object
+ * headers) is counted as changed and not read, so one diff holds at most
+ * about 60 MiB; past DIFF_BRANCH_MAX read for one branch, so are the
+ * rest, which bounds the time a listing takes. No rename detection.
+ */
+#define DIFF_FILE_MAX	(512u << 10)
+#define DIFF_BRANCH_MAX (16u << 20)
+/* Files over a limit are named, up to this many per branch. */
+#define DIFF_NAMED_MAX 10
+
 static size_t object_max(git_object_t type)
 {
 	return type == GIT_OBJECT_BLOB ? BLOB_MAX : TREE_MAX;
@@ -486,36 +500,111 @@ static int check_walk(struct work *w, git_revwalk *walk, struct report *rep, siz
 	return refused;
 }
 
-/* Files changed, insertions and deletions between the parent of the
- * oldest commit (FIRST) and TIP. */
-static void diffstat(struct work *w, const git_oid *first, const git_oid *tip, size_t stat[3])
+/* What a listing says of a branch's changes, between the parent of its
+ * oldest commit and its tip. */
+struct diffstat {
+	size_t files, insertions, deletions;
+	size_t unread; /* files counted, not read */
+	size_t named;  /* of which in NAMES */
+	struct {
+		char *path;
+		uint64_t size; /* both versions together */
+		bool budget;   /* past DIFF_BRANCH_MAX, not over DIFF_FILE_MAX */
+	} names[DIFF_NAMED_MAX];
+};
+
+static void diffstat_free(struct diffstat *st)
+{
+	for (size_t i = 0; i < st->named; i++)
+		free(st->names[i].path);
+}
+
+/* The size of F's object from its header, 0 for none (an added or
+ * deleted side, a submodule's commit), UINT64_MAX when it cannot be
+ * told, so that it is not read either. */
+static uint64_t file_size(git_odb *odb, const git_diff_file *f)
+{
+	git_object_t type;
+	size_t len;
+
+	if (git_oid_is_zero(&f->id) || f->mode == GIT_FILEMODE_COMMIT)
+		return 0;
+	return git_odb_read_header(&len, &type, odb, &f->id) < 0 ? UINT64_MAX : len;
+}
+
+static int diffstat(struct work *w, const git_oid *first, const git_oid *tip, struct diffstat *st)
 {
 	git_commit *a = NULL, *b = NULL, *parent = NULL;
 	git_tree *ta = NULL, *tb = NULL;
 	git_diff *diff = NULL;
-	git_diff_stats *stats = NULL;
+	uint64_t read = 0;
+	int r = -EIO;
 
-	stat[0] = stat[1] = stat[2] = 0;
+	*st = (struct diffstat){0};
 	if (git_commit_lookup(&a, w->repo, first) < 0 || git_commit_lookup(&b, w->repo, tip) < 0)
 		goto out;
 	if (git_commit_parentcount(a) > 0 &&
 	    (git_commit_parent(&parent, a, 0) < 0 || git_commit_tree(&ta, parent) < 0))
 		goto out;
-	if (git_commit_tree(&tb, b) < 0 ||
-	    git_diff_tree_to_tree(&diff, w->repo, ta, tb, NULL) < 0 ||
-	    git_diff_get_stats(&stats, diff) < 0)
+	/* Tree against tree compares ids: no content is read here. */
+	if (git_commit_tree(&tb, b) < 0 || git_diff_tree_to_tree(&diff, w->repo, ta, tb, NULL) < 0)
 		goto out;
-	stat[0] = git_diff_stats_files_changed(stats);
-	stat[1] = git_diff_stats_insertions(stats);
-	stat[2] = git_diff_stats_deletions(stats);
+	r = 0;
+	for (size_t i = 0; r == 0 && i < git_diff_num_deltas(diff); i++) {
+		const git_diff_delta *d = git_diff_get_delta(diff, i);
+		uint64_t ol = file_size(w->odb, &d->old_file), nl = file_size(w->odb, &d->new_file);
+		uint64_t both = ol == UINT64_MAX || nl == UINT64_MAX ? UINT64_MAX : ol + nl;
+		git_patch *patch = NULL;
+		size_t add, del;
+
+		st->files++;
+		if (both <= DIFF_FILE_MAX && read + both <= DIFF_BRANCH_MAX) {
+			read += both;
+			if (git_patch_from_diff(&patch, diff, i) == 0 &&
+			    git_patch_line_stats(NULL, &add, &del, patch) == 0) {
+				st->insertions += add;
+				st->deletions += del;
+			}
+			git_patch_free(patch);
+			continue;
+		}
+		st->unread++;
+		if (st->named == DIFF_NAMED_MAX || both == UINT64_MAX)
+			continue;
+		st->names[st->named].path =
+			strdup(d->new_file.path ? d->new_file.path : d->old_file.path);
+		st->names[st->named].size = both;
+		st->names[st->named].budget = both <= DIFF_FILE_MAX;
+		if (!st->names[st->named++].path)
+			r = -ENOMEM;
+	}
 out:
-	git_diff_stats_free(stats);
 	git_diff_free(diff);
 	git_tree_free(ta);
 	git_tree_free(tb);
 	git_commit_free(parent);
 	git_commit_free(a);
 	git_commit_free(b);
+	return r;
+}
+
+/* The files a diffstat counted without reading, as lines of text. */
+static void print_unread(const struct diffstat *st)
+{
+	char size[32], max[32], total[32];
+
+	for (size_t i = 0; i < st->named; i++) {
+		cleanup_free char *path = quote_str(st->names[i].path);
+		if (st->names[i].budget)
+			printf("  %s: past the %s a listing reads of a branch: counted, not read\n",
+			       quoted(path), size_text(DIFF_BRANCH_MAX, total, sizeof(total)));
+		else
+			printf("  %s: %s, over the %s diff limit: counted, not read\n",
+			       quoted(path), size_text(st->names[i].size, size, sizeof(size)),
+			       size_text(DIFF_FILE_MAX, max, sizeof(max)));
+	}
+	if (st->unread > st->named)
+		printf("  ... and %zu more files counted, not read\n", st->unread - st->named);
 }
 
 static void print_commits(struct work *w, const git_oid *ids, size_t n)
@@ -536,6 +625,41 @@ static const char *plural(size_t n)
 	return n == 1 ? "" : "s";
 }
 
+/* The branch's entry of a JSON listing: its counts and the files over
+ * the limits, which are named with DIFF_FILE_MAX. */
+static int branch_json(cJSON *out, const char *name, const char *tip_hex, size_t n,
+		       const struct diffstat *st, bool importable, cJSON **refused)
+{
+	cJSON *o = cJSON_CreateObject(), *unread = cJSON_CreateArray();
+
+	cJSON_AddItemToArray(out, o);
+	if (!o || !unread || quote_json_add(o, "branch", name) < 0 ||
+	    !cJSON_AddStringToObject(o, "tip", tip_hex) ||
+	    !cJSON_AddNumberToObject(o, "commits", (double)n) ||
+	    !cJSON_AddNumberToObject(o, "files", (double)st->files) ||
+	    !cJSON_AddNumberToObject(o, "insertions", (double)st->insertions) ||
+	    !cJSON_AddNumberToObject(o, "deletions", (double)st->deletions) ||
+	    !cJSON_AddBoolToObject(o, "importable", importable)) {
+		cJSON_Delete(unread);
+		return -ENOMEM;
+	}
+	cJSON_AddItemToObject(o, "refused", *refused);
+	*refused = NULL;
+	cJSON_AddItemToObject(o, "not_read", unread);
+	for (size_t i = 0; i < st->named; i++) {
+		cJSON *u = cJSON_CreateObject();
+		cJSON_AddItemToArray(unread, u);
+		if (!u || quote_json_add(u, "path", st->names[i].path) < 0 ||
+		    !cJSON_AddNumberToObject(u, "size", (double)st->names[i].size))
+			return -ENOMEM;
+	}
+	if (!cJSON_AddNumberToObject(o, "not_read_count", (double)st->unread) ||
+	    !cJSON_AddNumberToObject(o, "diff_file_limit", DIFF_FILE_MAX) ||
+	    !cJSON_AddNumberToObject(o, "diff_branch_limit", DIFF_BRANCH_MAX))
+		return -ENOMEM;
+	return 0;
+}
+
 /* One branch of the agent's (refs/heads/NAME at TIP) for `git list`: its
  * commits SOURCE lacks, whether they may come back, and why not. Nothing
  * when it has none. Into OUT as JSON, else printed. A negative errno
@@ -544,7 +668,8 @@ static int list_branch(struct work *w, const char *name, const char *tip_hex, cJ
 {
 	git_revwalk *walk = NULL;
 	git_oid tip, *ids = NULL;
-	size_t n = 0, stat[3];
+	size_t n = 0;
+	struct diffstat st = {0};
 	cleanup_buf struct sfs_buf refusals = {0};
 	struct report rep = {.prefix = "  refused: "};
 	int r;
@@ -561,37 +686,34 @@ static int list_branch(struct work *w, const char *name, const char *tip_hex, cJ
 	r = check_walk(w, walk, &rep, &n, &ids);
 	git_revwalk_free(walk);
 	if (r >= 0 && n > 0) {
-		diffstat(w, &ids[0], &tip, stat);
-		if (out) {
-			cJSON *o = cJSON_CreateObject();
-			quote_json_add(o, "branch", name);
-			cJSON_AddStringToObject(o, "tip", tip_hex);
-			cJSON_AddNumberToObject(o, "commits", (double)n);
-			cJSON_AddNumberToObject(o, "files", (double)stat[0]);
-			cJSON_AddNumberToObject(o, "insertions", (double)stat[1]);
-			cJSON_AddNumberToObject(o, "deletions", (double)stat[2]);
-			cJSON_AddBoolToObject(o, "importable", r == 0);
-			cJSON_AddItemToObject(o, "refused", rep.list);
-			rep.list = NULL;
-			cJSON_AddItemToArray(out, o);
-		} else {
-			cleanup_free char *shown = quote_str(name), *target = NULL;
-			if (asprintf(&target, "sandy/%s", name) < 0)
-				target = NULL;
-			cleanup_free char *shown_target = target ? quote_str(target) : NULL;
-			printf("%s: %zu commit%s, %zu file%s changed, %zu insertion%s(+), "
-			       "%zu deletion%s(-); ",
-			       quoted(shown), n, plural(n), stat[0], plural(stat[0]), stat[1],
-			       plural(stat[1]), stat[2], plural(stat[2]));
-			if (r)
-				printf("cannot be imported\n");
-			else
-				printf("ready to import as %s\n", quoted(shown_target));
-			print_commits(w, ids, n);
-			if (refusals.len)
-				fputs(refusals.s, stdout);
-		}
+		int e = diffstat(w, &ids[0], &tip, &st);
+		if (e == -ENOMEM)
+			r = e;
+		else if (e < 0)
+			sfs_git_say("cannot count the changes of %.12s: %s", tip_hex,
+				    sfs_git_message());
 	}
+	if (r >= 0 && n > 0 && out) {
+		r = branch_json(out, name, tip_hex, n, &st, r == 0, &rep.list) < 0 ? -ENOMEM : r;
+	} else if (r >= 0 && n > 0) {
+		cleanup_free char *shown = quote_str(name), *target = NULL;
+		if (asprintf(&target, "sandy/%s", name) < 0)
+			target = NULL;
+		cleanup_free char *shown_target = target ? quote_str(target) : NULL;
+		printf("%s: %zu commit%s, %zu file%s changed, %zu insertion%s(+), "
+		       "%zu deletion%s(-); ",
+		       quoted(shown), n, plural(n), st.files, plural(st.files), st.insertions,
+		       plural(st.insertions), st.deletions, plural(st.deletions));
+		if (r)
+			printf("cannot be imported\n");
+		else
+			printf("ready to import as %s\n", quoted(shown_target));
+		print_commits(w, ids, n);
+		print_unread(&st);
+		if (refusals.len)
+			fputs(refusals.s, stdout);
+	}
+	diffstat_free(&st);
 	cJSON_Delete(rep.list);
 	free(ids);
 	return r < 0 ? r : 0;
