@@ -26,8 +26,20 @@ struct ident {
 struct snap_entry {
 	char *path; /* relative to the project */
 	unsigned status;
+	bool unread; /* over SUMMARY_READ_MAX: judged by its metadata alone */
 	struct ident id;
 };
+
+/*
+ * How large a tracked file may be for the status to read it. libgit2
+ * reads a tracked file when its size is as the index has it and its
+ * times are not, to hash it; under a filter (text=auto, core.autocrlf,
+ * ident) it holds the whole file, three times its size, to convert it
+ * first. The agent chooses the file: past this size (48 MiB at most held)
+ * the file is not read, and counts as changed when its metadata did
+ * change; the summary says so. Source files are far smaller.
+ */
+#define SUMMARY_READ_MAX (16u << 20)
 
 struct git_snapshot {
 	struct snap_entry *e;
@@ -83,6 +95,80 @@ static void cleanup_statusp(git_status_list **l)
 	git_status_list_free(*l);
 }
 
+static void cleanup_indexp(git_index **i)
+{
+	git_index_free(*i);
+}
+
+/* The path status entry E is about, relative to the work tree. */
+static const char *status_path(const git_status_entry *e)
+{
+	const git_diff_delta *d = e->index_to_workdir ? e->index_to_workdir : e->head_to_index;
+
+	return d ? (d->new_file.path ? d->new_file.path : d->old_file.path) : NULL;
+}
+
+/* Whether the file at ST is as index entry E recorded it. */
+static bool stat_matches(const git_index_entry *e, const struct stat *st)
+{
+	return e->mtime.seconds == (int32_t)st->st_mtim.tv_sec &&
+	       e->mtime.nanoseconds == (uint32_t)st->st_mtim.tv_nsec &&
+	       e->ctime.seconds == (int32_t)st->st_ctim.tv_sec &&
+	       e->ctime.nanoseconds == (uint32_t)st->st_ctim.tv_nsec &&
+	       e->ino == (uint32_t)st->st_ino && e->uid == st->st_uid && e->gid == st->st_gid;
+}
+
+/*
+ * Keeps the status from reading the tracked files under WD (the work
+ * tree, resolved) over SUMMARY_READ_MAX: in REPO's index, held in memory
+ * only and never written, they are marked assumed unchanged, which libgit2
+ * takes without reading. Those whose metadata changed are pushed to
+ * CHANGED. One whose size changed needs no mark: libgit2 counts it as
+ * modified by its size.
+ */
+static int bound_reads(git_repository *repo, const char *wd, struct strv *changed)
+{
+	__attribute__((cleanup(cleanup_indexp))) git_index *index = NULL;
+	git_index_entry *marked = NULL;
+	size_t n = 0;
+	int r = 0;
+
+	if (git_repository_index(&index, repo) < 0)
+		return -EIO;
+	size_t count = git_index_entrycount(index);
+	for (size_t i = 0; i < count && r == 0; i++) {
+		const git_index_entry *e = git_index_get_byindex(index, i);
+		char full[PATH_MAX];
+		struct stat st;
+
+		if (GIT_INDEX_ENTRY_STAGE(e) != 0 || (e->flags & GIT_INDEX_ENTRY_VALID) ||
+		    !S_ISREG(e->mode) ||
+		    (size_t)snprintf(full, sizeof(full), "%s/%s", wd, e->path) >= sizeof(full) ||
+		    lstat(full, &st) < 0 || !S_ISREG(st.st_mode) ||
+		    (uint64_t)st.st_size <= SUMMARY_READ_MAX ||
+		    (uint32_t)st.st_size != e->file_size)
+			continue;
+		if (!stat_matches(e, &st))
+			r = strv_push(changed, e->path);
+		git_index_entry *m = r == 0 ? realloc(marked, (n + 1) * sizeof(*m)) : NULL;
+		if (!m) {
+			r = -ENOMEM;
+			break;
+		}
+		marked = m;
+		marked[n] = *e;
+		marked[n].flags |= GIT_INDEX_ENTRY_VALID;
+		n++;
+	}
+	/* Replaced after the walk, which they would otherwise disturb;
+	 * git_index_add copies each entry, path included. */
+	for (size_t i = 0; i < n && r == 0; i++)
+		if (git_index_add(index, &marked[i]) < 0)
+			r = -EIO;
+	free(marked);
+	return r;
+}
+
 static int git_error_to_errno(int code)
 {
 	return code == GIT_ENOTFOUND ? -ENOENT : -EIO;
@@ -113,34 +199,48 @@ int summary_snapshot_take(const char *project, struct git_snapshot **out)
 	const char *prefix = real[wl] ? real + wl + 1 : "";
 	size_t pl = strlen(prefix);
 
+	cleanup_strv struct strv unread = {0};
+	if ((g = bound_reads(repo, wd_real, &unread)) < 0)
+		return g;
 	git_status_options opts = GIT_STATUS_OPTIONS_INIT;
 	opts.show = GIT_STATUS_SHOW_INDEX_AND_WORKDIR;
-	opts.flags = GIT_STATUS_OPT_INCLUDE_UNTRACKED | GIT_STATUS_OPT_RECURSE_UNTRACKED_DIRS;
+	/* NO_REFRESH: the index is the one bound_reads marked, not the file. */
+	opts.flags = GIT_STATUS_OPT_INCLUDE_UNTRACKED | GIT_STATUS_OPT_RECURSE_UNTRACKED_DIRS |
+		     GIT_STATUS_OPT_NO_REFRESH;
 	if ((g = git_status_list_new(&list, repo, &opts)) < 0)
 		return git_error_to_errno(g);
 
 	struct git_snapshot *s = calloc(1, sizeof(*s));
 	size_t count = git_status_list_entrycount(list);
-	if (!s || (count && !(s->e = calloc(count, sizeof(*s->e))))) {
+	if (!s || (count + unread.n && !(s->e = calloc(count + unread.n, sizeof(*s->e))))) {
 		summary_snapshot_free(s);
 		return -ENOMEM;
 	}
-	for (size_t i = 0; i < count; i++) {
-		const git_status_entry *e = git_status_byindex(list, i);
-		const git_diff_delta *d =
-			e->index_to_workdir ? e->index_to_workdir : e->head_to_index;
-		const char *path =
-			d ? (d->new_file.path ? d->new_file.path : d->old_file.path) : NULL;
+	for (size_t i = 0; i < count + unread.n; i++) {
+		const git_status_entry *e = i < count ? git_status_byindex(list, i) : NULL;
+		const char *path = e ? status_path(e) : unread.v[i - count];
 		if (!path || (pl && (strncmp(path, prefix, pl) != 0 || path[pl] != '/')))
 			continue;
+		const char *rel = pl ? path + pl + 1 : path;
 		char full[PATH_MAX];
 		struct snap_entry *se = &s->e[s->n];
-		se->path = strdup(pl ? path + pl + 1 : path);
+		if (!e) {
+			/* Changed, not read; maybe also staged, so listed. */
+			for (size_t k = 0; k < s->n && se == &s->e[s->n]; k++)
+				if (!strcmp(s->e[k].path, rel))
+					se = &s->e[k];
+			se->status |= GIT_STATUS_WT_MODIFIED;
+			se->unread = true;
+			if (se != &s->e[s->n])
+				continue;
+		} else {
+			se->status = e->status;
+		}
+		se->path = strdup(rel);
 		if (!se->path) {
 			summary_snapshot_free(s);
 			return -ENOMEM;
 		}
-		se->status = e->status;
 		/* A path too long to stat keeps a zero identity: compared by
 		 * its status letters alone. */
 		if ((size_t)snprintf(full, sizeof(full), "%s/%s", wd_real, path) < sizeof(full))
@@ -329,6 +429,7 @@ struct change {
 	char letter;
 	const char *path;
 	bool owned;
+	const struct snap_entry *unread; /* judged by its metadata: this entry's */
 };
 
 /* Marks the changes the agent owns (it created them through the mount),
@@ -445,7 +546,8 @@ static void print_changes(FILE *f, const char *project, const struct git_snapsho
 			j++;
 		}
 		if (letter)
-			changes[n++] = (struct change){letter, c <= 0 ? a->path : b->path, false};
+			changes[n++] = (struct change){letter, c <= 0 ? a->path : b->path, false,
+						       c >= 0 && b->unread ? b : NULL};
 	}
 	const size_t shown = 25;
 	if (policy)
@@ -456,8 +558,15 @@ static void print_changes(FILE *f, const char *project, const struct git_snapsho
 		fprintf(f, "sandy: %zu file%s changed:\n", n, n == 1 ? "" : "s");
 		for (size_t k = 0; k < n && k < shown; k++) {
 			cleanup_free char *path = quote_str(changes[k].path);
-			fprintf(f, "  %6c  %s%s\n", changes[k].letter, quoted(path),
+			fprintf(f, "  %6c  %s%s", changes[k].letter, quoted(path),
 				changes[k].owned ? "  (the agent's own)" : "");
+			if (changes[k].unread)
+				fprintf(f,
+					"  (%.1f MiB, over the %u MiB read limit: judged by its "
+					"size and times, not read)",
+					(double)changes[k].unread->id.size / (1 << 20),
+					SUMMARY_READ_MAX >> 20);
+			fputc('\n', f);
 		}
 		if (n > shown)
 			fprintf(f, "          ... and %zu more ('git status' lists them)\n",
