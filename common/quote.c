@@ -129,14 +129,18 @@ char *quote_mem(const char *s, size_t len)
 
 char *quote_str(const char *s)
 {
-	return quote_mem(s, strlen(s));
+	return s ? quote_mem(s, strlen(s)) : strdup("");
 }
 
 int quote_json_add(cJSON *obj, const char *key, const char *s)
 {
 	const unsigned char *u = (const unsigned char *)s;
-	size_t len = strlen(s), bad = 0;
+	size_t len, bad = 0;
 	uint32_t cp;
+
+	if (!s)
+		return 0;
+	len = strlen(s);
 
 	for (size_t i = 0, n; i < len; i += n ? n : 1) {
 		n = utf8_seq(u + i, len - i, &cp);

@@ -34,8 +34,9 @@
 /* Whether LEN bytes at S must be quoted to be shown. */
 bool quote_needed(const char *s, size_t len);
 
-/* What to show for LEN bytes at S (or the string S): a copy of S when it
- * needs no quoting, else its quoted form. malloc'ed; NULL out of memory. */
+/* What to show for LEN bytes at S (or the string S, NULL as ""): a copy
+ * of S when it needs no quoting, else its quoted form. malloc'ed; NULL
+ * out of memory. */
 char *quote_mem(const char *s, size_t len);
 char *quote_str(const char *s);
 
@@ -47,7 +48,7 @@ static inline const char *quoted(const char *q)
 }
 
 /* Adds KEY with the string S to OBJ as described above (KEY_hex as well
- * when S is not UTF-8). Negative errno. */
+ * when S is not UTF-8); nothing for S NULL. Negative errno. */
 int quote_json_add(cJSON *obj, const char *key, const char *s);
 
 /* The bytes of KEY in OBJ as quote_json_add() wrote them: KEY_hex's when

@@ -39,6 +39,9 @@ static void test_readable(void)
 	      "U+200A, U+2010, U+202F, U+205F, U+206A, U+FEFE");
 	SHOWS("\xc2\xa0\xd8\x9b\xd8\x9d", "\xc2\xa0\xd8\x9b\xd8\x9d", "U+00A0, U+061B, U+061D");
 	ok(!quote_needed("src/x.c", 7), "a plain path needs no quoting");
+	char *none = quote_str(NULL);
+	ok(none && !strcmp(none, ""), "no string is shown as the empty one");
+	free(none);
 }
 
 static void test_controls(void)
@@ -111,6 +114,8 @@ static void test_json(void)
 
 	ok(quote_json_add(o, "path", bad) == 0, "a name that is not UTF-8 is added");
 	ok(quote_json_add(o, "target", "plain \xc3\xa9") == 0, "a UTF-8 name is added");
+	ok(quote_json_add(o, "none", NULL) == 0 && !cJSON_GetObjectItem(o, "none"),
+	   "no string adds no field");
 	text = cJSON_PrintUnformatted(o);
 	ok(text && utf8_ok((const unsigned char *)text, strlen(text)), "the JSON is UTF-8: %s",
 	   text ? text : "");
