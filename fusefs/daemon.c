@@ -8,6 +8,7 @@
 #include "ops.h"
 #include "stats.h"
 #include "store.h"
+#include "common/quote.h"
 #include "common/mountinfo.h"
 #include "common/util.h"
 
@@ -99,7 +100,8 @@ static int check_mountpoint(const char *mp, const char *source_resolved, bool ov
 	if (strncmp(resolved, source_resolved, sl) == 0 && resolved[sl] == '/') {
 		/* The daemon reaches SOURCE by walking it: a mount inside it
 		 * would send the daemon's own lookups back to itself. */
-		error("mountpoint '%s' is inside source '%s'", mp, source_resolved);
+		cleanup_free char *shown = quote_str(source_resolved);
+		error("mountpoint '%s' is inside source '%s'", mp, quoted(shown));
 		return -1;
 	}
 	return 0;
@@ -107,26 +109,28 @@ static int check_mountpoint(const char *mp, const char *source_resolved, bool ov
 
 static int open_source(const char *source, char *resolved)
 {
+	/* The project's name: the directory of a clone, say. */
+	cleanup_free char *shown = quote_str(source);
 	struct stat st;
 
 	if (stat(source, &st) < 0) {
 		if (errno == ENOENT)
-			error("source '%s' does not exist", source);
+			error("source '%s' does not exist", quoted(shown));
 		else
-			error("cannot open source '%s': %s", source, strerror(errno));
+			error("cannot open source '%s': %s", quoted(shown), strerror(errno));
 		return -1;
 	}
 	if (!S_ISDIR(st.st_mode)) {
-		error("source '%s' is not a directory", source);
+		error("source '%s' is not a directory", quoted(shown));
 		return -1;
 	}
 	if (!realpath(source, resolved)) {
-		error("cannot resolve source '%s': %s", source, strerror(errno));
+		error("cannot resolve source '%s': %s", quoted(shown), strerror(errno));
 		return -1;
 	}
 	int fd = open(resolved, (sfs_anchor_flags() & ~O_NOFOLLOW));
 	if (fd < 0)
-		error("cannot open source '%s': %s", source, strerror(errno));
+		error("cannot open source '%s': %s", quoted(shown), strerror(errno));
 	return fd;
 }
 
@@ -291,8 +295,9 @@ static void private_git(struct sfs_policy *policy, struct sfs_store *store, cons
 	sfs_policy_set_private_git(policy, true);
 	int r = sfs_store_lock_alone(store);
 	if (r == -EBUSY) {
+		cleanup_free char *shown = quote_str(source);
 		error("another mount of '%s' is using the private repository: not refreshed",
-		      source);
+		      quoted(shown));
 		return;
 	}
 	if (r == 0) {
@@ -336,7 +341,9 @@ int sfs_store_main(const char *source, const char *store, bool clear)
 
 	if (!store) {
 		if (!realpath(source, resolved)) {
-			error("cannot resolve source '%s': %s", source, strerror(errno));
+			int e = errno;
+			cleanup_free char *shown = quote_str(source);
+			error("cannot resolve source '%s': %s", quoted(shown), strerror(e));
 			return 1;
 		}
 		if (sfs_store_default_path(resolved, &dflt) < 0) {
@@ -456,10 +463,11 @@ int sfs_mount_main(const struct sfs_mount_opts *o)
 		private_git(policy, store, source, o->git_host_path);
 	r = sfs_fs_new(rootfd, &cfg, policy, audit, store, &fs, &err);
 	if (r < 0) {
+		cleanup_free char *shown = quote_str(o->source);
 		if (err)
 			error("%s", err);
 		else
-			error("cannot serve source '%s': %s", o->source, strerror(-r));
+			error("cannot serve source '%s': %s", quoted(shown), strerror(-r));
 		free(err);
 		return 1;
 	}
@@ -479,7 +487,8 @@ int sfs_mount_main(const struct sfs_mount_opts *o)
 	 * applied the caller's umask already). */
 	umask(0);
 	if (fuse_session_mount(se, mountpoint) != 0) {
-		error("cannot mount '%s' on '%s'", o->source, o->mountpoint);
+		cleanup_free char *shown = quote_str(o->source);
+		error("cannot mount '%s' on '%s'", quoted(shown), o->mountpoint);
 		goto out_signals;
 	}
 	/* Before anything is served (the pid file says the mount serves),
@@ -509,7 +518,8 @@ int sfs_mount_main(const struct sfs_mount_opts *o)
 	}
 	r = sfs_fs_start(fs, se);
 	if (r < 0) {
-		error("cannot watch source '%s': %s", o->source, strerror(-r));
+		cleanup_free char *shown = quote_str(o->source);
+		error("cannot watch source '%s': %s", quoted(shown), strerror(-r));
 		goto out_unmount;
 	}
 	struct fuse_loop_config *loop = fuse_loop_cfg_create();

@@ -24,6 +24,7 @@
 #include "rules.h"
 #include "sandyfs_help.h"
 #include "store.h"
+#include "common/quote.h"
 #include "common/cli.h"
 #include "common/util.h"
 
@@ -122,6 +123,13 @@ static char *normalised(const char *path)
  * Absolute paths must lie inside SOURCE (as given or resolved); relative
  * ones may start with SOURCE/ and are otherwise relative to SOURCE.
  */
+static void outside(const char *arg, const char *source)
+{
+	cleanup_free char *a = quote_str(arg), *s = quote_str(source);
+
+	fprintf(stderr, "sandyfs: path '%s' is outside '%s'\n", quoted(a), quoted(s));
+}
+
 static char *relative_path(const char *source, const char *arg)
 {
 	cleanup_free char *nsrc = NULL, *nreal = NULL, *narg = NULL, *cwd = NULL, *abs_src = NULL;
@@ -143,7 +151,7 @@ static char *relative_path(const char *source, const char *arg)
 		if (!rest && narg && nsrc)
 			rest = sfs_path_below(narg, nsrc);
 		if (!rest) {
-			fprintf(stderr, "sandyfs: path '%s' is outside '%s'\n", arg, source);
+			outside(arg, source);
 			return NULL;
 		}
 		return strdup(rest);
@@ -156,7 +164,7 @@ static char *relative_path(const char *source, const char *arg)
 		return strdup(rest);
 	}
 	if (!narg) {
-		fprintf(stderr, "sandyfs: path '%s' is outside '%s'\n", arg, source);
+		outside(arg, source);
 		return NULL;
 	}
 	return strdup(narg);
@@ -273,11 +281,11 @@ static cJSON *rule_json(const struct sfs_decision *d)
 	cJSON *o = cJSON_CreateObject();
 	const struct sfs_rule *r = d->rule;
 
-	cJSON_AddStringToObject(o, "file", d->rule_file);
+	quote_json_add(o, "file", d->rule_file);
 	cJSON_AddNumberToObject(o, "line", r ? r->line : 0);
 	cJSON_AddStringToObject(o, "key", r ? r->key : "");
 	cJSON_AddNumberToObject(o, "index", d->rule_index);
-	cJSON_AddStringToObject(o, "pattern", d->rule_text);
+	quote_json_add(o, "pattern", d->rule_text);
 	if (r && r->cls == SFS_CLASS_PROTECTED)
 		cJSON_AddNumberToObject(o, "tier", r->tier);
 	return o;
@@ -286,15 +294,19 @@ static cJSON *rule_json(const struct sfs_decision *d)
 /* "FILE:LINE: KEY[INDEX] 'PATTERN'" as the text output shows a rule. */
 static void print_rule(FILE *f, const struct sfs_rule *r, const char *file)
 {
+	/* Patterns and rule files may come from names in the project. */
+	cleanup_free char *shown = quote_str(r ? r->file : file);
+	cleanup_free char *pattern = r ? quote_str(r->pattern) : NULL;
+
 	if (!r) {
-		fprintf(f, "%s", file);
+		fprintf(f, "%s", quoted(shown));
 		return;
 	}
 	if (r->line > 0)
-		fprintf(f, "%s:%d: ", r->file, r->line);
+		fprintf(f, "%s:%d: ", quoted(shown), r->line);
 	else
-		fprintf(f, "%s ", r->file);
-	fprintf(f, "%s[%d] '%s'", r->key, r->index, r->pattern);
+		fprintf(f, "%s ", quoted(shown));
+	fprintf(f, "%s[%d] '%s'", r->key, r->index, quoted(pattern));
 	if (r->generated)
 		fprintf(f, " (generated tree)");
 	if (r->cls == SFS_CLASS_PROTECTED)
@@ -357,33 +369,36 @@ int sandyfs_cmd_explain(int argc, char **argv)
 		if (c.json) {
 			cJSON *o = cJSON_CreateObject();
 
-			cJSON_AddStringToObject(o, "path", rel);
+			quote_json_add(o, "path", rel);
 			cJSON_AddBoolToObject(o, "exists", exists);
 			cJSON_AddStringToObject(o, "class", sfs_class_name(d.cls));
 			cJSON_AddItemToObject(o, "rule", rule_json(&d));
-			cJSON_AddStringToObject(o, "why", d.why);
+			quote_json_add(o, "why", d.why);
 			if (d.overlay_file)
-				cJSON_AddStringToObject(o, "overlay_file", d.overlay_file);
+				quote_json_add(o, "overlay_file", d.overlay_file);
 			if (d.cls == SFS_CLASS_READONLY)
 				cJSON_AddBoolToObject(o, "writable_below", mkdir_ok);
 			if (d.cls == SFS_CLASS_READONLY || is_owned)
 				cJSON_AddBoolToObject(o, "owned", is_owned);
 			if (stored)
-				cJSON_AddStringToObject(o, "store_path", stored);
+				quote_json_add(o, "store_path", stored);
 			if (todo)
 				cJSON_AddStringToObject(o, "advice", todo);
 			cJSON_AddItemToArray(arr, o);
 			continue;
 		}
-		printf("%s: %s (%s)\n", *rel ? rel : ".", sfs_class_name(d.cls),
+		cleanup_free char *shown = quote_str(*rel ? rel : "."), *why = quote_str(d.why);
+		cleanup_free char *overlay = d.overlay_file ? quote_str(d.overlay_file) : NULL;
+		cleanup_free char *store = stored ? quote_str(stored) : NULL;
+		printf("%s: %s (%s)\n", quoted(shown), sfs_class_name(d.cls),
 		       exists ? "present" : "absent");
 		printf("    rule: ");
 		print_rule(stdout, d.rule, d.rule_file);
-		printf("\n    why:  %s\n", d.why);
+		printf("\n    why:  %s\n", quoted(why));
 		if (d.overlay_file)
-			printf("    overlay: %s\n", d.overlay_file);
+			printf("    overlay: %s\n", quoted(overlay));
 		if (stored)
-			printf("    store: %s\n", stored);
+			printf("    store: %s\n", quoted(store));
 		if (mkdir_ok)
 			printf("    below: write rules match paths below it (mkdir allowed)\n");
 		if (todo)
@@ -414,12 +429,12 @@ static cJSON *rule_entry_json(const struct sfs_rule *r)
 	cJSON *o = cJSON_CreateObject();
 
 	cJSON_AddStringToObject(o, "class", sfs_class_name(r->cls));
-	cJSON_AddStringToObject(o, "file", r->file);
+	quote_json_add(o, "file", r->file);
 	cJSON_AddNumberToObject(o, "line", r->line);
 	cJSON_AddStringToObject(o, "key", r->key);
 	cJSON_AddNumberToObject(o, "index", r->index);
-	cJSON_AddStringToObject(o, "pattern", r->pattern);
-	cJSON_AddStringToObject(o, "why", r->why);
+	quote_json_add(o, "pattern", r->pattern);
+	quote_json_add(o, "why", r->why);
 	if (r->cls == SFS_CLASS_PROTECTED)
 		cJSON_AddNumberToObject(o, "tier", r->tier);
 	if (r->generated)
@@ -433,14 +448,17 @@ static cJSON *rule_entry_json(const struct sfs_rule *r)
 
 static void print_rule_line(const struct sfs_rule *r)
 {
-	printf("    %s", r->pattern);
+	cleanup_free char *pattern = quote_str(r->pattern), *why = quote_str(r->why);
+	cleanup_free char *overlay = r->overlay_file ? quote_str(r->overlay_file) : NULL;
+
+	printf("    %s", quoted(pattern));
 	if (r->overlay_file)
-		printf(" -> %s", r->overlay_file);
+		printf(" -> %s", quoted(overlay));
 	printf("\n        from: ");
 	print_rule(stdout, r, r->file);
 	if (r->released_by)
 		printf(", released by %s", r->released_by);
-	printf("\n        why:  %s\n", r->why);
+	printf("\n        why:  %s\n", quoted(why));
 }
 
 /* `sandyfs rules --types`: for scripts (shell completion) and users. */
@@ -489,12 +507,12 @@ int sandyfs_cmd_rules(int argc, char **argv)
 			const struct sfs_rule_source *so = sfs_policy_source(p, i);
 			cJSON *o = cJSON_CreateObject();
 
-			cJSON_AddStringToObject(o, "path", so->path);
+			quote_json_add(o, "path", so->path);
 			if (so->name)
 				cJSON_AddStringToObject(o, "name", so->name);
 			if (so->description)
 				cJSON_AddStringToObject(o, "description", so->description);
-			cJSON_AddStringToObject(o, "origin", so->origin);
+			quote_json_add(o, "origin", so->origin);
 			cJSON_AddItemToArray(src, o);
 		}
 		for (size_t i = 0; i < sfs_policy_immutable_count(p); i++)
@@ -516,7 +534,10 @@ int sandyfs_cmd_rules(int argc, char **argv)
 	for (size_t i = 0; i < sfs_policy_source_count(p); i++) {
 		const struct sfs_rule_source *so = sfs_policy_source(p, i);
 
-		printf("    %s (%s)", so->path, so->origin);
+		cleanup_free char *path = quote_str(so->path);
+		/* The origin names the directories a type was detected in
+		 * as quote_str() shows them (detect.c). */
+		printf("    %s (%s)", quoted(path), so->origin);
 		if (so->description)
 			printf(": %s", so->description);
 		printf("\n");

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "loader.h"
+#include "common/quote.h"
 #include "common/util.h"
 
 /* Markers are looked for this deep below SOURCE (monorepos: packages/x,
@@ -144,8 +145,12 @@ static int note_hit(struct candidate *c, const char *dir, const char *marker)
 			return 0;
 		c->root_marker = marker;
 	}
-	if (asprintf(&where, "%s%s%s%s", c->origin ? c->origin : "detected: ",
-		     c->origin ? ", " : "", dir, *dir ? "/" : "") < 0)
+	/* DIR is a name in the project, which the agent may have made:
+	 * the origin is shown to the user, and says it escaped. */
+	cleanup_free char *shown = *dir ? quote_str(dir) : NULL;
+	if ((*dir && !shown) ||
+	    asprintf(&where, "%s%s%s%s", c->origin ? c->origin : "detected: ",
+		     c->origin ? ", " : "", *dir ? shown : "", *dir ? "/" : "") < 0)
 		return -ENOMEM;
 	free(c->origin);
 	c->origin = NULL;

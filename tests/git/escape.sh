@@ -85,6 +85,19 @@ for raw in open(sys.argv[1], "rb"):
         found = rec["path"] == want.decode("utf-8", "replace")
 sys.exit(0 if found else 1)' "$log"
 
+# sandy explain and sandyfs rules: a path and a detected directory.
+expl=$(cd "$proj" && "$SANDY" explain --rules "$rules" "$(printf 'src/A  notes\033]52;c;aGk=\a\033[1A\033[2K')" 2>&1)
+check "sandy explain shows the path escaped" grep -qxF \
+	'"src/A  notes\033]52;c;aGk=\a\033[1A\033[2K": writable (present)' <<<"$expl"
+check "with no control character" printable <<<"$expl"
+# (Markers are protected: the agent makes none. The project's own names
+# are anyone's, a clone's say.)
+mkdir "$proj/$(printf 'src/tool\033[2K')" && touch "$proj/$(printf 'src/tool\033[2K')/Cargo.toml"
+srcs=$("$SANDYFS" rules --rules "$rules" "$proj" 2>&1)
+check "sandyfs rules names the directory a type was detected in, escaped" grep -qF \
+	'detected: "src/tool\033[2K"/Cargo.toml' <<<"$srcs"
+check "with no control character" printable <<<"$srcs"
+
 # sandy git: the listing, and an import that is refused.
 list=$(cd "$proj" && "$SANDY" git --rules "$rules" 2>&1)
 f=$_failed
