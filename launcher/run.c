@@ -20,6 +20,7 @@
 
 #include "common/cachedir.h"
 #include "common/mountinfo.h"
+#include "common/quote.h"
 
 #include <fcntl.h>
 #include <limits.h>
@@ -38,6 +39,7 @@
 struct run {
 	const struct sandy_opts *o;
 	char project[PATH_MAX];
+	char *shown;		/* PROJECT as messages show it (quote.h) */
 	const char *engine;	/* "docker", "podman", or NULL: --runtime=none */
 	struct sandyfs_prog fs; /* argv.n 0 with --fs=bind */
 	char *bwrap;		/* --runtime=none */
@@ -145,12 +147,16 @@ static int resolve_project(struct run *r)
 	struct stat st;
 
 	if (!realpath(r->o->project, r->project)) {
-		sandy_error("cannot use project directory '%s': %s", r->o->project,
-			    strerror(errno));
-		return -errno;
+		int e = errno;
+		cleanup_free char *shown = quote_str(r->o->project);
+		sandy_error("cannot use project directory '%s': %s", quoted(shown), strerror(e));
+		return -e;
 	}
+	/* The project's name is anyone's: a clone's directory, say. */
+	if (!(r->shown = quote_str(r->project)))
+		return -ENOMEM;
 	if (stat(r->project, &st) < 0 || !S_ISDIR(st.st_mode)) {
-		sandy_error("cannot use project directory '%s': not a directory", r->o->project);
+		sandy_error("cannot use project directory '%s': not a directory", r->shown);
 		return -ENOTDIR;
 	}
 	return 0;
@@ -285,7 +291,7 @@ static int start_host_mount(struct run *r)
 	e2 = sandyfs_mount(r->fs.path, &r->o->rule_args, other, r->s.audit, r->s.pidfile,
 			   r->host_git_seen, r->project, r->s.mountpoint);
 	if (e2 < 0) {
-		sandy_error("cannot serve '%s' through sandyfs", r->project);
+		sandy_error("cannot serve '%s' through sandyfs", r->shown);
 		return e2;
 	}
 	r->mounted = true;
@@ -412,12 +418,12 @@ static int agent_repository(struct run *r)
 	if (e < 0)
 		sandy_note("cannot read the git repository of '%s' (%s); its .git stays read-only "
 			   "and the agent cannot commit",
-			   r->project, strerror(-e));
+			   r->shown, strerror(-e));
 	if (e <= 0) {
 		if (r->o->push_gate)
 			sandy_note("--push-gate: '%s' is not the top of a git work tree; nothing "
 				   "to gate",
-				   r->project);
+				   r->shown);
 		return 0;
 	}
 	r->host_git_seen = agentgit_seen_at(r->engine ? "/run/sandy" : r->s.dir);
@@ -542,23 +548,23 @@ static void announce(const struct run *r)
 	if (r->in_engine)
 		sandy_note("serving '%s' through sandyfs in a container of its own (image %s) at "
 			   "/workspace in a %s container (image %s)",
-			   r->project, r->fs_image, r->engine, r->o->image);
+			   r->shown, r->fs_image, r->engine, r->o->image);
 	else if (r->engine && r->fs.argv.n)
 		sandy_note("serving '%s' through sandyfs on this host at /workspace in a %s "
 			   "container (image %s)",
-			   r->project, r->engine, r->o->image);
+			   r->shown, r->engine, r->o->image);
 	else if (r->engine)
 		sandy_note("bind-mounting '%s' at /workspace in a %s container (image %s), without "
 			   "policy (--fs=bind)",
-			   r->project, r->engine, r->o->image);
+			   r->shown, r->engine, r->o->image);
 	else if (r->fs.argv.n)
 		sandy_note("serving '%s' through sandyfs in a bubblewrap sandbox, without a "
 			   "container",
-			   r->project);
+			   r->shown);
 	else
 		sandy_note("running in '%s' in a bubblewrap sandbox, without policy or container "
 			   "(--fs=bind --runtime=none)",
-			   r->project);
+			   r->shown);
 }
 
 static int choose_allowlist(struct run *r)
@@ -643,7 +649,7 @@ static int setup(struct run *r)
 	if (e < 0)
 		sandy_note("cannot read the git status of '%s' (%s); the summary will not list "
 			   "changed files",
-			   r->project, strerror(-e));
+			   r->shown, strerror(-e));
 	/* Created before the mount: the container binds it read-only, and
 	 * sandyfs appends to it. */
 	if ((e = sandy_write_file(r->s.audit, "", 0, 0644)) < 0) {
@@ -750,14 +756,14 @@ static void wait_for_command(struct run *r)
 			r->sandyfs_died = true;
 			sandy_error("sandyfs stopped serving '%s' (its container '%s' is gone); "
 				    "stopping the container",
-				    r->project, r->box.name);
+				    r->shown, r->box.name);
 			stop_command(r, SIGTERM);
 		}
 		if (r->mounted && !r->sandyfs_died && !sandyfs_alive(&r->daemon)) {
 			r->sandyfs_died = true;
 			sandy_error("sandyfs stopped serving '%s' (its daemon, pid %ld, is gone); "
 				    "stopping the %s",
-				    r->project, (long)r->daemon.pid,
+				    r->shown, (long)r->daemon.pid,
 				    r->engine ? "container" : "command");
 			stop_command(r, SIGTERM);
 		}
@@ -865,6 +871,7 @@ out:
 	free(r.container);
 	free(r.host_git);
 	free(r.host_git_seen);
+	free(r.shown);
 	agentgit_gate_free(&r.gate);
 	fsbox_free(&r.box);
 	world_free(&r.world);
