@@ -149,7 +149,11 @@ static const char fs_script[] =
 	"		--no-detect) set -- \"$@\" \"$a\" ;;\n"
 	"		esac\n"
 	"	done\n"
-	"	if ! list=$(back sandyfs git list \"$@\" -- " SOURCE_DIR "); then\n"
+	/* A branch sandyfs cannot read is named on stderr, and the status
+	 * is 1: the others are listed, and pushed. */
+	"	ret=0\n"
+	"	list=$(back sandyfs git list \"$@\" -- " SOURCE_DIR ") || ret=1\n"
+	"	if [ $ret -ne 0 ] && [ -z \"$list\" ]; then\n"
 	"		echo \"sandy: cannot list the agent's branches: nothing is pushed\" >&2\n"
 	"		return 1\n"
 	"	fi\n"
@@ -159,7 +163,6 @@ static const char fs_script[] =
 	"		return 0\n"
 	"	fi\n"
 	"	printf '%s\\n' \"$list\"\n"
-	"	ret=0\n"
 	"	if printf '%s\\n' \"$list\" | grep -q '; cannot be imported$'; then ret=1; fi\n"
 	"	names=$(printf '%s\\n' \"$list\" | sed -n "
 	"'s/^\\([^ :][^:]*\\): [0-9][0-9]* commits\\{0,1\\}, .*; ready to import as "

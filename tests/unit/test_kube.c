@@ -460,6 +460,9 @@ static void test_way_back(void)
 	ok(strstr(script, "sandyfs git list \"$@\" -- /srv/sandy/source") &&
 		   strstr(script, "sandyfs git import \"$@\" -- /srv/sandy/source \"$b\""),
 	   "sandyfs: git list and git import on the clone, with the filtered rule options");
+	ok(strstr(script, "list=$(back sandyfs git list \"$@\" -- /srv/sandy/source) || ret=1\n"
+			  "\tif [ $ret -ne 0 ] && [ -z \"$list\" ]; then"),
+	   "sandyfs: a branch git list cannot read fails the way back, the others are pushed");
 	ok(strstr(script, "--type|--rules) set -- \"$@\" \"$a\" \"$1\"") &&
 		   strstr(script, "--no-detect) set -- \"$@\" \"$a\""),
 	   "sandyfs: the rule options are the mount's");
