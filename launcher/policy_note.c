@@ -204,7 +204,9 @@ int policy_note_text(const struct policy_note *n, char **text)
 		"policy, not a fault: do not retry it or look for a way around it. Put the\n"
 		"change in a writable place, or tell the user what you need changed.\n\n"
 		"Each denial is recorded, one JSON line with the path, the deciding rule and\n"
-		"the reason, in %s (also $SANDY_DENIALS).\n",
+		"the reason, in %s (also $SANDY_DENIALS). A name that is not\n"
+		"UTF-8 has U+FFFD for each stray byte there, and its bytes in hex in path_hex\n"
+		"(target_hex).\n",
 		n->denials);
 	if (p->sources.n) {
 		fprintf(f, "\nRules in effect:");

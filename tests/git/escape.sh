@@ -53,12 +53,15 @@ out=$(cd "$proj" && SANDY_SHARE_DIR=$share "$SANDY" --runtime=none --rules "$rul
 		c=$(git commit-tree "$(git write-tree)" -p main -m plant) &&
 		git update-ref refs/heads/plant "$c" && echo "made: plant"
 	unset GIT_INDEX_FILE
+	grep -q "bytes in hex in path_hex" "$SANDY_POLICY" && echo "made: note"
 	cp "$SANDY_DENIALS" "$HOME/shared/denials.jsonl"' </dev/null 2>"$base/err")
 check_eq "the session ran" 0 "$?"
 summary=$(cat "$base/err")
 for m in files refusal branch plant; do
 	check "inside: $m made" grep -qx "made: $m" <<<"$out"
 done
+check "the policy note tells the agent how a name that is not UTF-8 is logged" \
+	grep -qx "made: note" <<<"$out"
 
 f=$_failed
 check "the summary is UTF-8 with no control character" printable <"$base/err"
