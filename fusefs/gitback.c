@@ -37,16 +37,17 @@
 #define TREE_MAX (8u << 20)
 
 /*
- * How much of a branch `git list` reads to count lines changed. libgit2's
- * diff holds both versions of a file and about 110 bytes for each of their
- * lines: 16 MiB of one-character lines cost 800 MiB. A file whose two
- * versions together are over DIFF_FILE_MAX (sized from the object
- * headers) is counted as changed and not read, so one diff holds at most
- * about 60 MiB; past DIFF_BRANCH_MAX read for one branch, so are the
- * rest, which bounds the time a listing takes. No rename detection.
+ * How much `git list` reads to count lines changed. libgit2's diff holds
+ * both versions of a file and about 110 bytes for each of their lines: 16
+ * MiB of one-character lines cost 800 MiB. A file whose two versions
+ * together are over DIFF_FILE_MAX (sized from the object headers) is
+ * counted as changed and not read, so one diff holds at most about 60
+ * MiB; past DIFF_LIST_MAX read for the whole listing (however many
+ * branches the agent made), so are the rest, which bounds the time a
+ * listing takes. No rename detection.
  */
-#define DIFF_FILE_MAX	(512u << 10)
-#define DIFF_BRANCH_MAX (16u << 20)
+#define DIFF_FILE_MAX (512u << 10)
+#define DIFF_LIST_MAX (32u << 20)
 /* Files over a limit are named, up to this many per branch. */
 #define DIFF_NAMED_MAX 10
 
@@ -509,7 +510,7 @@ struct diffstat {
 	struct {
 		char *path;
 		uint64_t size; /* both versions together */
-		bool budget;   /* past DIFF_BRANCH_MAX, not over DIFF_FILE_MAX */
+		bool budget;   /* past DIFF_LIST_MAX, not over DIFF_FILE_MAX */
 	} names[DIFF_NAMED_MAX];
 };
 
@@ -532,12 +533,12 @@ static uint64_t file_size(git_odb *odb, const git_diff_file *f)
 	return git_odb_read_header(&len, &type, odb, &f->id) < 0 ? UINT64_MAX : len;
 }
 
-static int diffstat(struct work *w, const git_oid *first, const git_oid *tip, struct diffstat *st)
+static int diffstat(struct work *w, const git_oid *first, const git_oid *tip, struct diffstat *st,
+		    uint64_t *read)
 {
 	git_commit *a = NULL, *b = NULL, *parent = NULL;
 	git_tree *ta = NULL, *tb = NULL;
 	git_diff *diff = NULL;
-	uint64_t read = 0;
 	int r = -EIO;
 
 	*st = (struct diffstat){0};
@@ -558,8 +559,8 @@ static int diffstat(struct work *w, const git_oid *first, const git_oid *tip, st
 		size_t add, del;
 
 		st->files++;
-		if (both <= DIFF_FILE_MAX && read + both <= DIFF_BRANCH_MAX) {
-			read += both;
+		if (both <= DIFF_FILE_MAX && *read + both <= DIFF_LIST_MAX) {
+			*read += both;
 			if (git_patch_from_diff(&patch, diff, i) == 0 &&
 			    git_patch_line_stats(NULL, &add, &del, patch) == 0) {
 				st->insertions += add;
@@ -596,8 +597,8 @@ static void print_unread(const struct diffstat *st)
 	for (size_t i = 0; i < st->named; i++) {
 		cleanup_free char *path = quote_str(st->names[i].path);
 		if (st->names[i].budget)
-			printf("  %s: past the %s a listing reads of a branch: counted, not read\n",
-			       quoted(path), size_text(DIFF_BRANCH_MAX, total, sizeof(total)));
+			printf("  %s: past the %s a listing reads: counted, not read\n",
+			       quoted(path), size_text(DIFF_LIST_MAX, total, sizeof(total)));
 		else
 			printf("  %s: %s, over the %s diff limit: counted, not read\n",
 			       quoted(path), size_text(st->names[i].size, size, sizeof(size)),
@@ -655,16 +656,18 @@ static int branch_json(cJSON *out, const char *name, const char *tip_hex, size_t
 	}
 	if (!cJSON_AddNumberToObject(o, "not_read_count", (double)st->unread) ||
 	    !cJSON_AddNumberToObject(o, "diff_file_limit", DIFF_FILE_MAX) ||
-	    !cJSON_AddNumberToObject(o, "diff_branch_limit", DIFF_BRANCH_MAX))
+	    !cJSON_AddNumberToObject(o, "diff_list_limit", DIFF_LIST_MAX))
 		return -ENOMEM;
 	return 0;
 }
 
 /* One branch of the agent's (refs/heads/NAME at TIP) for `git list`: its
  * commits SOURCE lacks, whether they may come back, and why not. Nothing
- * when it has none. Into OUT as JSON, else printed. A negative errno
- * when the branch cannot be read (libgit2 or the check said why). */
-static int list_branch(struct work *w, const char *name, const char *tip_hex, cJSON *out)
+ * when it has none. Into OUT as JSON, else printed; *READ counts what
+ * the listing has read of DIFF_LIST_MAX. A negative errno when the
+ * branch cannot be read (libgit2 or the check said why). */
+static int list_branch(struct work *w, const char *name, const char *tip_hex, cJSON *out,
+		       uint64_t *read)
 {
 	git_revwalk *walk = NULL;
 	git_oid tip, *ids = NULL;
@@ -686,7 +689,7 @@ static int list_branch(struct work *w, const char *name, const char *tip_hex, cJ
 	r = check_walk(w, walk, &rep, &n, &ids);
 	git_revwalk_free(walk);
 	if (r >= 0 && n > 0) {
-		int e = diffstat(w, &ids[0], &tip, &st);
+		int e = diffstat(w, &ids[0], &tip, &st, read);
 		if (e == -ENOMEM)
 			r = e;
 		else if (e < 0)
@@ -724,6 +727,7 @@ int sfs_git_list_main(const struct sfs_rule_opts *rules, const char *store, bool
 {
 	struct work w;
 	cJSON *out = json ? cJSON_CreateArray() : NULL;
+	uint64_t read = 0; /* of DIFF_LIST_MAX */
 	int status = 1;
 
 	sfs_git_library_init();
@@ -736,7 +740,7 @@ int sfs_git_list_main(const struct sfs_rule_opts *rules, const char *store, bool
 
 		if (strncmp(ref->name, "refs/heads/", 11) != 0 || !sfs_git_is_id(ref->value))
 			continue;
-		int r = list_branch(&w, ref->name + 11, ref->value, out);
+		int r = list_branch(&w, ref->name + 11, ref->value, out, &read);
 		if (r == -ENOMEM) {
 			sfs_git_say("out of memory");
 			status = 1;

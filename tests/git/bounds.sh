@@ -3,8 +3,8 @@
 # bubblewrap sessions the agent rewrites a large tracked file in place
 # under a text=auto filter, and makes branches whose objects are large
 # but pack small (16 MiB of one-character lines, 101 MiB of zeros, a 12
-# MiB commit message) and branches libgit2 cannot read (a ref to a blob,
-# a ref to no object). The summary of each session, `sandy git` and
+# MiB commit message, 70 files of 500 KB) and branches libgit2 cannot read
+# (a ref to a blob, a ref to no object). The summary of each session, `sandy git` and
 # `sandy git import` peak under a bound (what listing nothing holds, and
 # a margin), name what they counted without reading it and the limit
 # that said so, list the branches after the broken ones, and the import
@@ -76,13 +76,21 @@ out=$(cd "$proj" && "$SANDY" --runtime=none --rules "$rules" -- sh -c "$ident"'
 	mk a-lines src/lines.txt sh -c "yes a | head -c 16777216"
 	mk d-good src/good.c echo "int good;"
 	mk e-zeros src/zeros.bin head -c 105906176 /dev/zero
+	# 70 files of 500 KB: more than a listing reads of them in all.
+	blob=$(head -c 512000 /dev/zero | git hash-object -w --stdin) &&
+		export GIT_INDEX_FILE=/tmp/index.many && git read-tree main &&
+		for i in $(seq 10 79); do printf "100644 %s\tsrc/many/%s.bin\n" "$blob" "$i"; done |
+		git update-index --index-info &&
+		c=$(git commit-tree "$(git write-tree)" -p main -m g-many) &&
+		git update-ref refs/heads/g-many "$c" && echo "made: g-many"
+	unset GIT_INDEX_FILE
 	# A ref to a blob, and a ref to an object that is not there.
 	git hash-object -w --stdin </dev/null >.git/refs/heads/b-blob && echo "made: b-blob"
 	echo 0123456789abcdef0123456789abcdef01234567 >.git/refs/heads/c-none && echo "made: c-none"
 	msg=/tmp/msg && yes m | head -c 12582912 >$msg &&
 		c=$(git commit-tree "$(git rev-parse main^{tree})" -p main -F $msg) &&
 		git update-ref refs/heads/f-message "$c" && echo "made: f-message"' </dev/null 2>"$base/err")
-for m in a-lines d-good e-zeros b-blob c-none f-message; do
+for m in a-lines d-good e-zeros g-many b-blob c-none f-message; do
 	check "inside: $m made" grep -qx "made: $m" <<<"$out"
 done
 
@@ -121,6 +129,9 @@ check "it says why the 12 MiB commit is not read" grep -qF \
 check "it lists the branch after the broken ones" grep -qx \
 	"d-good: 1 commit, 1 file changed, 1 insertion(+), 0 deletions(-); ready to import as sandy/d-good" \
 	<<<"$list"
+check "it reads 32 MiB of files in all, 65 of the 500 KB ones, and names the others" \
+	test "$(grep -c "^  src/many/[0-9]*\.bin: past the 32.0 MiB a listing reads: counted, not read$" \
+		<<<"$list")" = 5 -a "$(grep -c "^  src/many/7[5-9]\.bin: past" <<<"$list")" = 5
 [ "$_failed" = "$f" ] || sed 's/^/#   /' <<<"$list"
 
 # --- sandy git import: the blob over its limit, refused by name
