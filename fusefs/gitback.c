@@ -375,8 +375,10 @@ static int new_commits(struct work *w, const char *branch, const git_oid *tip, g
 
 	/* libgit2's walk would peel a tag; the branch must be the commit. */
 	if (git_odb_read_header(&size, &type, w->odb, tip) < 0 || type != GIT_OBJECT_COMMIT) {
-		sfs_git_say("the agent's branch '%s' points at %s (%s), not a commit", branch,
-			    type == GIT_OBJECT_TAG ? "a tag" : "no commit", git_oid_tostr_s(tip));
+		cleanup_free char *shown = quote_str(branch);
+		sfs_git_say("the agent's branch '%s' points at %s (%s), not a commit",
+			    quoted(shown), type == GIT_OBJECT_TAG ? "a tag" : "no commit",
+			    git_oid_tostr_s(tip));
 		return -EINVAL;
 	}
 	if (git_revwalk_new(&walk, w->repo) < 0)
@@ -679,9 +681,10 @@ static int list_branch(struct work *w, const char *name, const char *tip_hex, cJ
 
 	if (git_oid_fromstr(&tip, tip_hex) < 0)
 		return 0;
-	/* A branch that is no commit cannot be imported, and is said so. */
+	/* A branch that is no commit cannot be imported: said, and skipped
+	 * as one that cannot be read. */
 	if ((r = new_commits(w, name, &tip, &walk)) < 0)
-		return r == -EINVAL ? 0 : r;
+		return r;
 	if (out)
 		rep.list = cJSON_CreateArray();
 	else

@@ -168,7 +168,7 @@ done
 grep -q "^made: ok " <<<"$out" || sed 's/^/#   /' <<<"$out$(cat "$base/err")"
 
 list=$(cd "$proj" && "$SANDY" git --rules "$rules" 2>&1)
-check_eq "sandy git lists the agent's branches" 0 "$?"
+check_eq "sandy git lists the agent's branches, and says one cannot be read" 1 "$?"
 check "it lists ok as ready" grep -q '^ok: 1 commit, .*ready to import as sandy/ok$' <<<"$list"
 check "it lists bare as refused" grep -q '^bare: 1 commit, .*cannot be imported$' <<<"$list"
 check "it says tagged is a tag, not a commit" \
