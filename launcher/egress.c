@@ -252,6 +252,22 @@ static bool allowed_exactly(const struct strv *allow, const char *name)
 	return false;
 }
 
+bool egress_name_allowed(const struct strv *allow, const char *name)
+{
+	char wild[EGRESS_DOMAIN_MAX + 3];
+
+	if (allowed_exactly(allow, name))
+		return true;
+	/* dnsmasq's "*.parent" matches every name below parent, at any
+	 * depth, and not parent itself. */
+	for (const char *dot = strchr(name, '.'); dot; dot = strchr(dot + 1, '.')) {
+		snprintf(wild, sizeof(wild), "*%s", dot);
+		if (allowed_exactly(allow, wild))
+			return true;
+	}
+	return false;
+}
+
 char *egress_servers_file(const struct strv *allow, const struct strv *upstreams)
 {
 	char *buf = NULL;
@@ -479,9 +495,10 @@ char *egress_record_json(const struct egress_record *rec, const char *session)
 		     cJSON_AddStringToObject(o, "type", rec->qtype);
 	else if (ok)
 		ok = cJSON_AddStringToObject(o, "proto", rec->proto) &&
-		     cJSON_AddStringToObject(o, "dest", rec->dest) &&
+		     (!rec->dest[0] || cJSON_AddStringToObject(o, "dest", rec->dest)) &&
 		     cJSON_AddNumberToObject(o, "port", rec->port) &&
-		     cJSON_AddNumberToObject(o, "ip", rec->family);
+		     (!rec->dest[0] || cJSON_AddNumberToObject(o, "ip", rec->family)) &&
+		     (!rec->name[0] || cJSON_AddStringToObject(o, "name", rec->name));
 	if (ok)
 		text = cJSON_PrintUnformatted(o);
 	cJSON_Delete(o);
@@ -534,7 +551,10 @@ int egress_stats_add(struct egress_stats *st, const struct egress_record *rec)
 		if (rec->allowed)
 			return 0;
 		st->connects_refused++;
-		if (rec->port)
+		/* Through the proxy, the name says more than the address. */
+		if (rec->name[0])
+			snprintf(dest, sizeof(dest), "%s:%d/%s", rec->name, rec->port, rec->proto);
+		else if (rec->port)
 			snprintf(dest, sizeof(dest), rec->family == 6 ? "[%s]:%d/%s" : "%s:%d/%s",
 				 rec->dest, rec->port, rec->proto);
 		else

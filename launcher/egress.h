@@ -53,6 +53,13 @@ int egress_upstream_check(const char *address);
 /* The IPv4 resolvers of a resolv.conf's TEXT, loopback ones left out. */
 int egress_resolv_conf(const char *text, struct strv *out);
 
+/* Whether ALLOW lets NAME (lower case, as egress_domain_check takes it,
+ * without "*.") be reached: an entry equal to NAME, or a "*.PARENT" entry
+ * for a PARENT that NAME is a subdomain of (at any depth). The rule the
+ * servers file below gives dnsmasq, for what checks names itself (the
+ * proxy of a session without a container, netproxy.h). */
+bool egress_name_allowed(const struct strv *allow, const char *name);
+
 /* dnsmasq's servers file for ALLOW, forwarding to UPSTREAMS: a name is
  * forwarded, its subdomains are not (unless "*.name" is allowed too); a
  * "*.name" entry forwards the subdomains. Every other name is refused.
@@ -78,10 +85,12 @@ struct egress_record {
 	bool dns; /* a DNS query, else a connection attempt */
 	bool allowed;
 	double time; /* seconds since the epoch */
+	/* DNS: the name asked for. A connection: the name it was asked for by,
+	 * where that is known (through the proxy), else "". */
 	char name[EGRESS_DOMAIN_MAX + 2];
 	char qtype[16];	 /* DNS: A, AAAA, ... */
 	char proto[16];	 /* tcp, udp, icmp, icmpv6, or the number */
-	char dest[48];	 /* the address */
+	char dest[48];	 /* the address; "" when none was tried (a name refused) */
 	int port;	 /* 0 when the protocol has none */
 	unsigned family; /* 4 or 6 */
 };

@@ -4,7 +4,9 @@
  * resolvers taken from a resolv.conf, the servers file (a name without its
  * subdomains unless asked, no default upstream), the ruleset, and the
  * egress log: dnsmasq's and ulogd's lines turned into records, records
- * written and read back, the summary's counts and Loki's push body. */
+ * written and read back (the proxy's, with the name they were for), the
+ * summary's counts and Loki's push body; and the name match the proxy
+ * checks with. */
 #include <cJSON.h>
 #include <stdlib.h>
 #include <string.h>
@@ -203,6 +205,34 @@ static void test_servers_file(void)
 	strv_free(&up);
 }
 
+/* The same rule as the servers file, for the proxy that checks names
+ * itself. */
+static void test_name_allowed(void)
+{
+	struct strv allow = {0};
+
+	strv_push(&allow, "a.test");
+	strv_push(&allow, "*.b.test");
+	strv_push(&allow, "b.test");
+	strv_push(&allow, "*.c.test");
+	ok(egress_name_allowed(&allow, "a.test"), "a listed name is allowed");
+	ok(!egress_name_allowed(&allow, "www.a.test") && !egress_name_allowed(&allow, "x.y.a.test"),
+	   "its subdomains are not");
+	ok(egress_name_allowed(&allow, "b.test") && egress_name_allowed(&allow, "www.b.test") &&
+		   egress_name_allowed(&allow, "x.y.b.test"),
+	   "with '*.b.test' too, b.test and its subdomains at any depth are");
+	ok(!egress_name_allowed(&allow, "c.test") && egress_name_allowed(&allow, "x.c.test"),
+	   "'*.c.test' allows the subdomains only");
+	ok(!egress_name_allowed(&allow, "xa.test") && !egress_name_allowed(&allow, "a.test.evil") &&
+		   !egress_name_allowed(&allow, "evilb.test") &&
+		   !egress_name_allowed(&allow, "c.test.evil"),
+	   "no match by suffix or prefix of a label");
+	ok(!egress_name_allowed(&allow, "test") && !egress_name_allowed(&allow, ""),
+	   "a parent of an entry is not allowed by it");
+	strv_free(&allow);
+	ok(!egress_name_allowed(&allow, "a.test"), "an empty allowlist allows nothing");
+}
+
 static void test_ruleset(void)
 {
 	struct strv up = {0};
@@ -361,6 +391,36 @@ static void test_records(void)
 	free(out);
 	egress_stats_free(&st);
 
+	/* The proxy's records: a connection named by the name it was for. */
+	struct egress_record p = {.allowed = false, .port = 443, .time = 2.0};
+	snprintf(p.name, sizeof(p.name), "evil.test");
+	snprintf(p.proto, sizeof(p.proto), "tcp");
+	char *p_line = egress_record_json(&p, "proj-1234");
+	ok(p_line &&
+		   strstr(p_line, "\"kind\":\"connect\",\"verdict\":\"refused\",\"proto\":\"tcp\","
+				  "\"port\":443,\"name\":\"evil.test\"}"),
+	   "a refused name: its name and port, no address (%s)", p_line ? p_line : "none");
+	ok(p_line && egress_record_parse(p_line, &b) == 1 && !b.dns && !b.allowed &&
+		   !strcmp(b.name, "evil.test") && !b.dest[0] && b.port == 443,
+	   "read back as written");
+	snprintf(p.dest, sizeof(p.dest), "10.0.0.3");
+	p.allowed = true;
+	p.family = 4;
+	free(p_line);
+	p_line = egress_record_json(&p, "proj-1234");
+	ok(p_line && strstr(p_line, "\"proto\":\"tcp\",\"dest\":\"10.0.0.3\",\"port\":443,\"ip\":4,"
+				    "\"name\":\"evil.test\"}"),
+	   "an allowed one: the address reached, then the name (%s)", p_line ? p_line : "none");
+	p.allowed = false;
+	egress_stats_add(&st, &p);
+	egress_stats_add(&st, &p);
+	ok(st.connects == 2 && st.connects_refused == 2 && st.n_refused == 1 &&
+		   !strcmp(st.refused[0].dest, "evil.test:443/tcp"),
+	   "the summary groups them by name and port (%s)",
+	   st.n_refused ? st.refused[0].dest : "none");
+	egress_stats_free(&st);
+	free(p_line);
+
 	char *c_line = egress_record_json(&c, "proj-1234");
 	char *both = malloc(strlen(line) + strlen(c_line) + 20);
 	sprintf(both, "%s%snot a record\n", line, c_line);
@@ -392,6 +452,7 @@ int main(void)
 	test_builtin();
 	test_upstreams();
 	test_servers_file();
+	test_name_allowed();
 	test_ruleset();
 	test_dns_lines();
 	test_packet_lines();
