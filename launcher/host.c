@@ -8,6 +8,7 @@
 #include "common/install.h"
 #include "common/mountinfo.h"
 
+#include <ctype.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <pwd.h>
@@ -224,10 +225,44 @@ int host_check_fuse(bool need_allow_other)
 	return 0;
 }
 
-void host_limits(struct host_limits *l)
+/* The value of NAME when set: 1 and *OUT (a number, with K, M or G for
+ * KiB, MiB, GiB when SIZE) when it is one of at least MIN; 0 when unset;
+ * -EINVAL, said, otherwise. */
+static int env_number(const char *name, bool size, unsigned long long min, unsigned long long *out)
+{
+	const char *v = getenv(name);
+	char *end;
+
+	if (!v || !*v)
+		return 0;
+	errno = 0;
+	unsigned long long n = strtoull(v, &end, 10);
+	int shift = 0;
+	if (size && *end && !end[1]) {
+		const char *units = "kmg";
+		const char *u = strchr(units, *end | 0x20);
+		shift = u ? 10 * (int)(u - units + 1) : -1;
+		end += u ? 1 : 0;
+	}
+	if (errno || end == v || *end || !isdigit((unsigned char)v[0]) || shift < 0 ||
+	    n > (ULLONG_MAX >> shift) || (n << shift) < min) {
+		if (size)
+			sandy_error("bad %s '%s': a size in bytes, or with k, m or g, of at least "
+				    "%llum",
+				    name, v, min >> 20);
+		else
+			sandy_error("bad %s '%s': a number, at least %llu", name, v, min);
+		return -EINVAL;
+	}
+	*out = n << shift;
+	return 1;
+}
+
+int host_limits(struct host_limits *l)
 {
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-	unsigned long long memory = platform_memory();
+	unsigned long long memory = platform_memory(), v;
+	int r;
 
 	l->memory = memory ? memory / 2 : 2ULL << 30;
 	if (l->memory < (512ULL << 20))
@@ -243,4 +278,13 @@ void host_limits(struct host_limits *l)
 	unsigned long pm = platform_pid_max();
 	if (pm > 0 && pm / 4 < l->pids)
 		l->pids = (unsigned)(pm / 4 < 256 ? 256 : pm / 4);
+	if ((r = env_number("SANDY_MEMORY", true, 64ULL << 20, &v)) < 0)
+		return r;
+	if (r > 0)
+		l->memory = v;
+	if ((r = env_number("SANDY_PIDS", false, 16, &v)) < 0)
+		return r;
+	if (r > 0)
+		l->pids = v > UINT32_MAX ? UINT32_MAX : (unsigned)v;
+	return 0;
 }

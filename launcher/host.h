@@ -65,8 +65,10 @@ struct host_limits {
 	unsigned pids;
 };
 
-/* Limits for a container, derived from the host: half the memory, all
- * CPUs but one on machines with more than two, a pids cap. */
-void host_limits(struct host_limits *l);
+/* Limits for a container (and the bubblewrap sandbox, nslimits.h),
+ * derived from the host: half the memory, all CPUs but one on machines
+ * with more than two, a pids cap; SANDY_MEMORY and SANDY_PIDS replace the
+ * memory and the cap. 0, or -EINVAL with the message printed. */
+int host_limits(struct host_limits *l);
 
 #endif
