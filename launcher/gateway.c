@@ -2,6 +2,7 @@
 
 #include "gateway.h"
 #include "engine.h"
+#include "nsnet.h"
 #include "proc.h"
 #include "session.h"
 #include "world.h"
@@ -102,6 +103,27 @@ int gateway_allowlist(const char *agent, const struct strv *sources, const struc
 	return r;
 }
 
+int gateway_upstreams_env(struct strv *out)
+{
+	const char *env = getenv("SANDY_DNS_UPSTREAM");
+	char *copy = env && *env ? strdup(env) : NULL, *save = NULL;
+	int r = env && *env && !copy ? -ENOMEM : 0;
+
+	for (char *t = copy ? strtok_r(copy, " ,", &save) : NULL; r == 0 && t;
+	     t = strtok_r(NULL, " ,", &save)) {
+		if (egress_upstream_check(t) < 0) {
+			sandy_error("bad address '%s' in SANDY_DNS_UPSTREAM: an IPv4 address "
+				    "outside 127.0.0.0/8 is needed",
+				    t);
+			r = -EINVAL;
+		} else {
+			r = strv_push(out, t);
+		}
+	}
+	free(copy);
+	return r;
+}
+
 /* The resolvers the gateway forwards to: SANDY_DNS_UPSTREAM, else the
  * host's (from resolv.conf; systemd-resolved's upstream list when the
  * host's own points at loopback). */
@@ -110,24 +132,8 @@ static int upstreams(struct strv *out)
 	static const char *const files[] = {"/etc/resolv.conf", "/run/systemd/resolve/resolv.conf"};
 	const char *env = getenv("SANDY_DNS_UPSTREAM");
 
-	if (env && *env) {
-		char *copy = strdup(env), *save = NULL;
-		int r = copy ? 0 : -ENOMEM;
-		for (char *t = copy ? strtok_r(copy, " ,", &save) : NULL; r == 0 && t;
-		     t = strtok_r(NULL, " ,", &save)) {
-			if (egress_upstream_check(t) < 0) {
-				sandy_error(
-					"bad address '%s' in SANDY_DNS_UPSTREAM: an IPv4 address "
-					"outside 127.0.0.0/8 is needed",
-					t);
-				r = -EINVAL;
-			} else {
-				r = strv_push(out, t);
-			}
-		}
-		free(copy);
-		return r;
-	}
+	if (env && *env)
+		return gateway_upstreams_env(out);
 	for (size_t i = 0; i < ARRAY_SIZE(files) && out->n == 0; i++) {
 		cleanup_free char *text = NULL;
 		if (sandy_read_file(files[i], 1 << 16, &text) == 0 &&
@@ -142,13 +148,16 @@ static int upstreams(struct strv *out)
 	return 0;
 }
 
-int gateway_check_inputs(const char *agent, const struct strv *args, const struct host_user *user)
+int gateway_check_inputs(const char *agent, const struct strv *args, const struct host_user *user,
+			 bool container)
 {
 	cleanup_strv struct strv allow = {0}, servers = {0};
 	const struct strv none = {0};
 	int r = gateway_allowlist(agent, &none, args, user, &allow);
 
-	return r < 0 ? r : upstreams(&servers);
+	if (r < 0)
+		return r;
+	return container ? upstreams(&servers) : gateway_upstreams_env(&servers);
 }
 
 static int write_in(const char *dir, const char *name, const char *text, int mode)
@@ -198,7 +207,7 @@ static int write_allowlist(const char *netdir, const struct strv *allow, const s
 	return r;
 }
 
-static int make_dirs(const struct gateway_spec *spec, struct gateway *g)
+static int make_dirs(const struct gateway_spec *spec, struct gateway *g, bool container)
 {
 	g->netdir = sandy_asprintf("%s/net", spec->session_dir);
 	g->logdir = sandy_asprintf("%s/egress", spec->session_dir);
@@ -209,7 +218,7 @@ static int make_dirs(const struct gateway_spec *spec, struct gateway *g)
 	/* The gateway's root has no CAP_DAC_OVERRIDE: the directory it logs
 	 * into must be open to it. Only this one, inside the private session
 	 * directory. */
-	if (chmod(g->logdir, 0777) < 0)
+	if (container && chmod(g->logdir, 0777) < 0)
 		return -errno;
 	return 0;
 }
@@ -335,7 +344,7 @@ int gateway_start(const struct gateway_spec *spec, uid_t agent_uid, struct gatew
 	cleanup_strv struct strv up = {0};
 	int r;
 
-	*g = (struct gateway){.log_fd = -1};
+	*g = (struct gateway){.log_fd = -1, .proxy = -1};
 	g->engine = strdup(spec->engine);
 	g->image = strdup(spec->image);
 	g->session_id = strdup(spec->session_id);
@@ -348,7 +357,7 @@ int gateway_start(const struct gateway_spec *spec, uid_t agent_uid, struct gatew
 		return -ENOMEM;
 	if ((r = upstreams(&up)) < 0)
 		return r;
-	if ((r = make_dirs(spec, g)) < 0) {
+	if ((r = make_dirs(spec, g, true)) < 0) {
 		sandy_error("cannot create the gateway's files in '%s': %s", spec->session_dir,
 			    strerror(-r));
 		return r;
@@ -369,10 +378,73 @@ int gateway_start(const struct gateway_spec *spec, uid_t agent_uid, struct gatew
 	return wait_ready(g, agent_uid);
 }
 
+/* The allowlist as the proxy reads it, an entry a line. */
+static int write_allow(const char *netdir, const struct strv *allow)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	if (!f)
+		return -ENOMEM;
+	for (size_t i = 0; i < allow->n; i++)
+		fprintf(f, "%s\n", allow->v[i]);
+	if (fclose(f) != 0) {
+		free(buf);
+		return -ENOMEM;
+	}
+	int r = write_in(netdir, "allow", buf, 0644);
+	free(buf);
+	return r;
+}
+
+int gateway_start_proxy(const struct gateway_spec *spec, struct gateway *g)
+{
+	cleanup_strv struct strv up = {0};
+	int r;
+
+	*g = (struct gateway){.log_fd = -1, .proxy = -1};
+	g->session_id = strdup(spec->session_id);
+	const char *loki = getenv("LOKI_URL");
+	if (loki && *loki)
+		g->loki_url = strdup(loki);
+	if (!g->session_id || (loki && *loki && !g->loki_url))
+		return -ENOMEM;
+	if ((r = gateway_upstreams_env(&up)) < 0)
+		return r;
+	if ((r = make_dirs(spec, g, false)) < 0 || (r = write_allow(g->netdir, spec->allow)) < 0) {
+		sandy_error("cannot write the network proxy's files in '%s': %s", spec->session_dir,
+			    strerror(-r));
+		return r;
+	}
+	if ((r = open_log(spec, g)) < 0)
+		return r;
+	g->proxy_socket = sandy_asprintf("%s/proxy.sock", g->netdir);
+	cleanup_free char *allow = sandy_asprintf("%s/allow", g->netdir);
+	cleanup_free char *records = sandy_asprintf("%s/proxy.jsonl", g->logdir);
+	if (!g->proxy_socket || !allow || !records)
+		return -ENOMEM;
+	struct nsnet_proxy p = {
+		.socket_path = g->proxy_socket,
+		.allow_path = allow,
+		.records_path = records,
+		.session_id = spec->session_id,
+		.upstreams = &up,
+		.user = spec->user,
+	};
+	if ((r = nsnet_proxy_start(&p, &g->proxy)) < 0)
+		return r;
+	g->running = true;
+	return 0;
+}
+
 void gateway_stop(struct gateway *g)
 {
-	if (g->running)
+	if (g->proxy > 0)
+		nsnet_proxy_stop(g->proxy);
+	else if (g->running)
 		engine_remove(g->engine, g->name);
+	g->proxy = -1;
 	g->running = false;
 }
 
@@ -466,9 +538,16 @@ static void emit(struct gateway *g, const struct egress_record *rec)
 		loki_keep(g, line);
 }
 
+/* The raw logs the egress log is made from. */
+enum raw_log {
+	RAW_DNS,     /* dnsmasq's query log */
+	RAW_PACKETS, /* ulogd's JSON lines */
+	RAW_PROXY,   /* the proxy's records, already in the egress log's form */
+};
+
 /* Reads the complete lines NAME gained past *DONE and hands each to
  * the converter. */
-static void drain_file(struct gateway *g, const char *name, off_t *done, bool dns)
+static void drain_file(struct gateway *g, const char *name, off_t *done, enum raw_log kind)
 {
 	cleanup_free char *path = sandy_asprintf("%s/%s", g->logdir, name);
 	cleanup_fd int fd = path ? open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC) : -1;
@@ -487,10 +566,12 @@ static void drain_file(struct gateway *g, const char *name, off_t *done, bool dn
 		while ((nl = strchr(line, '\n'))) {
 			struct egress_record rec;
 			*nl = '\0';
-			int got =
-				dns ? egress_dns_line(&g->dns, line,
-						      (double)now.tv_sec + now.tv_nsec / 1e9, &rec)
-				    : egress_packet_line(line, &rec);
+			int got = kind == RAW_DNS
+					  ? egress_dns_line(&g->dns, line,
+							    (double)now.tv_sec + now.tv_nsec / 1e9,
+							    &rec)
+				  : kind == RAW_PACKETS ? egress_packet_line(line, &rec)
+							: egress_record_parse(line, &rec);
 			if (got)
 				emit(g, &rec);
 			line = nl + 1;
@@ -510,8 +591,9 @@ void gateway_drain(struct gateway *g, bool final)
 {
 	if (!g->logdir)
 		return;
-	drain_file(g, "dns.log", &g->dns_done, true);
-	drain_file(g, "packets.json", &g->packets_done, false);
+	drain_file(g, "dns.log", &g->dns_done, RAW_DNS);
+	drain_file(g, "packets.json", &g->packets_done, RAW_PACKETS);
+	drain_file(g, "proxy.jsonl", &g->proxy_done, RAW_PROXY);
 	if (g->loki_url && g->loki_len && (final || ms_since(&g->loki_last) >= LOKI_INTERVAL_MS))
 		loki_push(g);
 }
@@ -548,7 +630,8 @@ void gateway_free(struct gateway *g)
 	free(g->log_path);
 	free(g->loki_url);
 	free(g->loki_pending);
-	*g = (struct gateway){.log_fd = -1};
+	free(g->proxy_socket);
+	*g = (struct gateway){.log_fd = -1, .proxy = -1};
 }
 
 /* The allowlist and the upstreams a session's gateway started with, as
@@ -572,11 +655,22 @@ static int read_lists(const char *netdir, struct strv *allow, struct strv *up)
 	return r;
 }
 
+/* The allowlist the proxy of a session without a container reads. */
+static int read_allow(const char *netdir, struct strv *allow)
+{
+	cleanup_free char *path = sandy_asprintf("%s/allow", netdir);
+	cleanup_free char *text = NULL, *bad = NULL;
+	const char *why;
+	int r = path ? sandy_read_file(path, 1 << 20, &text) : -ENOMEM;
+
+	return r < 0 ? r : egress_parse_list(text, allow, &bad, &why);
+}
+
 int gateway_allow_command(const char *domain, const char *session_id)
 {
 	const char *why;
 	cleanup_free char *rundir = NULL, *dir = NULL, *engine = NULL, *name = NULL;
-	cleanup_free char *netdir = NULL, *lockpath = NULL, *lower = NULL;
+	cleanup_free char *netdir = NULL, *lockpath = NULL, *lower = NULL, *kind = NULL;
 	cleanup_strv struct strv allow = {0}, up = {0};
 	int r;
 
@@ -586,7 +680,7 @@ int gateway_allow_command(const char *domain, const char *session_id)
 		return SANDY_EXIT_FAILURE;
 	}
 	if (session_rundir(&rundir) < 0 ||
-	    session_find_live(rundir, session_id, "gateway", &dir) < 0)
+	    session_find_live(rundir, session_id, "allowlist", &dir) < 0)
 		return SANDY_EXIT_FAILURE;
 	netdir = sandy_asprintf("%s/net", dir);
 	lockpath = sandy_asprintf("%s/allow.lock", netdir ? netdir : "");
@@ -601,10 +695,15 @@ int gateway_allow_command(const char *domain, const char *session_id)
 		sandy_error("cannot lock '%s': %s", lockpath, strerror(errno));
 		return SANDY_EXIT_FAILURE;
 	}
-	r = session_read_key(dir, "runtime", &engine);
-	if (r == 0)
+	r = session_read_key(dir, "allowlist", &kind);
+	bool proxy = r == 0 && !strcmp(kind, "proxy");
+	if (r == 0 && proxy)
+		r = read_allow(netdir, &allow);
+	if (r == 0 && !proxy)
+		r = session_read_key(dir, "runtime", &engine);
+	if (r == 0 && !proxy)
 		r = session_read_key(dir, "gateway", &name);
-	if (r == 0)
+	if (r == 0 && !proxy)
 		r = read_lists(netdir, &allow, &up);
 	if (r < 0) {
 		sandy_error("cannot read the network settings of session '%s': %s", dir,
@@ -620,23 +719,28 @@ int gateway_allow_command(const char *domain, const char *session_id)
 	if ((r = strv_push(&allow, lower)) < 0)
 		return SANDY_EXIT_FAILURE;
 	egress_dedup(&allow);
-	if ((r = write_allowlist(netdir, &allow, &up)) < 0) {
+	/* The proxy reads the file again at its next request. */
+	r = proxy ? write_allow(netdir, &allow) : write_allowlist(netdir, &allow, &up);
+	if (r < 0) {
 		sandy_error("cannot write the allowlist in '%s': %s", netdir, strerror(-r));
 		return SANDY_EXIT_FAILURE;
 	}
-	/* The gateway's resolver rereads its servers file; the name itself
-	 * never appears on this command line. As dnsmasq's own user: the
-	 * gateway's root holds no CAP_KILL. */
-	char *argv[] = {engine, "exec",	       "--user=dnsmasq", "--",
-			name,	GATEWAY_ENTRY, "reload",	 NULL};
-	cleanup_free char *errout = NULL;
-	int status = proc_run(argv, PROC_IN_NULL | PROC_OUT_NULL | PROC_ERR_CAPTURE, NULL, &errout);
-	if (status != 0) {
-		sandy_error("cannot make the gateway '%s' reread its allowlist: %s", name,
-			    status < 0		? strerror(-status)
-			    : errout && *errout ? errout
-						: "failed");
-		return SANDY_EXIT_FAILURE;
+	if (!proxy) {
+		/* The gateway's resolver rereads its servers file; the name
+		 * itself never appears on this command line. As dnsmasq's
+		 * own user: the gateway's root holds no CAP_KILL. */
+		char *argv[] = {engine, "exec",	       "--user=dnsmasq", "--",
+				name,	GATEWAY_ENTRY, "reload",	 NULL};
+		cleanup_free char *errout = NULL;
+		int status = proc_run(argv, PROC_IN_NULL | PROC_OUT_NULL | PROC_ERR_CAPTURE, NULL,
+				      &errout);
+		if (status != 0) {
+			sandy_error("cannot make the gateway '%s' reread its allowlist: %s", name,
+				    status < 0		? strerror(-status)
+				    : errout && *errout ? errout
+							: "failed");
+			return SANDY_EXIT_FAILURE;
+		}
 	}
 	sandy_note("allowed '%s' in session '%s'", lower, dir + strlen(rundir) + 1);
 	return 0;

@@ -9,7 +9,11 @@
  * files the gateway runs on into the session directory, starting and
  * stopping it, turning its raw logs into the egress log (and pushing them
  * to Loki when LOKI_URL is set), the summary's network lines, and `sandy
- * allow`, which changes a running session's allowlist. */
+ * allow`, which changes a running session's allowlist.
+ *
+ * A session without a container has no gateway container: the same
+ * allowlist is held by a proxy (nsnet.h), which this starts and stops in
+ * its place, and whose records go the same way into the egress log. */
 #ifndef SANDY_GATEWAY_H
 #define SANDY_GATEWAY_H
 
@@ -38,9 +42,12 @@ struct gateway {
 	char *logdir;	/* SESSION/egress: what it writes */
 	char *log_path; /* the egress log, JSON lines, kept after the session */
 	bool running;
+	/* Without a container: the proxy's process and socket. */
+	pid_t proxy;
+	char *proxy_socket;
 	/* the egress log's reader */
 	struct egress_dns_reader dns;
-	off_t dns_done, packets_done;
+	off_t dns_done, packets_done, proxy_done;
 	int log_fd;
 	/* records not yet pushed to Loki */
 	char *loki_url;
@@ -59,8 +66,15 @@ int gateway_allowlist(const char *agent, const struct strv *sources, const struc
 
 /* What the user gave the allowlist and the resolver (--allow,
  * SANDY_ALLOW_DOMAINS, config.json, SANDY_DNS_UPSTREAM), checked before
- * anything is started: a bad entry is reported as gateway_allowlist does. */
-int gateway_check_inputs(const char *agent, const struct strv *args, const struct host_user *user);
+ * anything is started: a bad entry is reported as gateway_allowlist does.
+ * With CONTAINER, also that the gateway finds a resolver (a proxy on this
+ * host uses its resolver as it is). */
+int gateway_check_inputs(const char *agent, const struct strv *args, const struct host_user *user,
+			 bool container);
+
+/* SANDY_DNS_UPSTREAM's addresses, each checked (nothing when it is
+ * unset); -EINVAL said. */
+int gateway_upstreams_env(struct strv *out);
 
 /* Writes the gateway's files into the session directory and starts it;
  * returns once its resolver answers and its rules hold (or says why it
@@ -71,7 +85,14 @@ int gateway_start(const struct gateway_spec *spec, uid_t agent_uid, struct gatew
  * records, and pushes them to Loki when it is time (FINAL: now). */
 void gateway_drain(struct gateway *g, bool final);
 
-/* Removes the gateway container. Its logs stay to be drained. */
+/* Without a container: writes the allowlist into the session directory
+ * and starts the proxy (nsnet.h) on SESSION/net/proxy.sock
+ * (G->proxy_socket), with SANDY_DNS_UPSTREAM's resolvers when set. ENGINE
+ * and IMAGE of SPEC are not used. */
+int gateway_start_proxy(const struct gateway_spec *spec, struct gateway *g);
+
+/* Removes the gateway container, or ends the proxy. Its logs stay to be
+ * drained. */
 void gateway_stop(struct gateway *g);
 
 /* The summary's network lines, from the egress log. */
@@ -80,8 +101,9 @@ void gateway_summary(FILE *f, const struct gateway *g);
 void gateway_free(struct gateway *g);
 
 /* `sandy allow DOMAIN [--session ID]`: checks DOMAIN, finds the running
- * session (ID, or the only one with a gateway), adds DOMAIN to its
- * allowlist and has its resolver reread it. Exit status for sandy. */
+ * session (ID, or the only one with an allowlist), adds DOMAIN to its
+ * allowlist and has its resolver reread it (a proxy rereads it by
+ * itself). Exit status for sandy. */
 int gateway_allow_command(const char *domain, const char *session_id);
 
 #endif

@@ -11,6 +11,7 @@
 #include "gateway.h"
 #include "host.h"
 #include "kube.h"
+#include "nsrun.h"
 #include "proc.h"
 #include "run.h"
 #include "sandy_help.h"
@@ -887,6 +888,10 @@ static int export_config_dir(void)
 
 int main(int argc, char **argv)
 {
+	/* Inside the sandbox, before the command: nothing of the user's
+	 * configuration is read there. */
+	if (argc >= 2 && !strcmp(argv[1], NSRUN_INSIDE))
+		return nsrun_inside(argc - 1, argv + 1);
 	if (export_config_dir() < 0)
 		return SANDY_EXIT_FAILURE;
 	if (argc >= 2 && !strcmp(argv[1], "explain"))

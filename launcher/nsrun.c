@@ -2,8 +2,57 @@
  * sandy (platform.h) leaves all of this out, and says so. */
 
 #include "nsrun.h"
+#include "nsnet.h"
 #include "proc.h"
 #include "sandy.h"
+
+#include <string.h>
+
+int nsrun_inside(int argc, char **argv)
+{
+	unsigned long long nproc = 0, data = 0;
+	const char *proxy = NULL;
+	int i = 1, e;
+
+	for (; i < argc && strcmp(argv[i], "--") != 0; i++) {
+		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+		char *end = NULL;
+		if (!v)
+			break;
+		if (!strcmp(a, "--exe-fd"))
+			close((int)strtol(v, &end, 10));
+		else if (!strcmp(a, "--nproc"))
+			nproc = strtoull(v, &end, 10);
+		else if (!strcmp(a, "--data"))
+			data = strtoull(v, &end, 10);
+		else if (!strcmp(a, "--proxy")) {
+			proxy = v;
+			end = (char *)v + strlen(v);
+		}
+		if (!end || *end) {
+			sandy_error("bad argument '%s' for 'sandy " NSRUN_INSIDE
+				    "', which sandy runs inside its sandbox",
+				    a);
+			return SANDY_EXIT_FAILURE;
+		}
+		i++;
+	}
+	if (i + 1 >= argc) {
+		sandy_error("no command for 'sandy " NSRUN_INSIDE "'");
+		return SANDY_EXIT_FAILURE;
+	}
+	/* Before anything here forks: the bridge counts too. */
+	if ((nproc || data) && (e = nslimits_set_rlimits((unsigned long)nproc, data)) < 0) {
+		sandy_error("cannot limit the sandbox's processes and memory: %s", strerror(-e));
+		return SANDY_EXIT_FAILURE;
+	}
+	if (proxy && nsnet_bridge_start(proxy) < 0)
+		return SANDY_EXIT_FAILURE;
+	execvp(argv[i + 1], argv + i + 1);
+	e = errno;
+	sandy_error("cannot run '%s': %s", argv[i + 1], strerror(e));
+	return e == ENOENT ? 127 : 126;
+}
 
 #if SANDY_LINUX_HOST
 
@@ -11,7 +60,6 @@
 #include <grp.h>
 #include <limits.h>
 #include <signal.h>
-#include <string.h>
 #include <sys/stat.h>
 
 /* Where the command starts: the directory sandy was started in when it is
@@ -34,11 +82,12 @@ static int push3(struct strv *a, const char *op, const char *x, const char *y)
 	return y ? strv_ok(r, strv_push(a, y)) : r;
 }
 
-static int bwrap_argv(const struct nsrun_spec *s, struct strv *a)
+static int bwrap_argv(const struct nsrun_spec *s, int exe_fd, struct strv *a)
 {
 	char cwd[PATH_MAX];
 	struct stat st;
 	int r = strv_push(a, s->bwrap);
+	const struct nslimits *l = s->limits;
 
 	/* No new session would leave the terminal's TIOCSTI to the command:
 	 * it could type into the user's shell after sandy exits. */
@@ -48,8 +97,17 @@ static int bwrap_argv(const struct nsrun_spec *s, struct strv *a)
 	r = strv_ok(r, strv_push(a, "--unshare-ipc"));
 	r = strv_ok(r, strv_push(a, "--unshare-uts"));
 	r = strv_ok(r, strv_push(a, "--unshare-cgroup-try"));
-	if (s->no_network)
+	/* Loopback alone; the proxy's bridge, when there is one, listens
+	 * there. Abstract Unix sockets are per network namespace: the host's
+	 * (an X11 display, a session bus) are out of reach too. */
+	if (s->network != EGRESS_OPEN)
 		r = strv_ok(r, strv_push(a, "--unshare-net"));
+	/* RLIMIT_NPROC counts a uid's processes per user namespace: in one of
+	 * its own, the sandbox's alone. bubblewrap makes one for any user
+	 * anyway; root is held to no RLIMIT_NPROC whatever its namespace, and
+	 * keeps the host's. */
+	if (s->user->uid != 0)
+		r = strv_ok(r, strv_push(a, "--unshare-user-try"));
 	if (geteuid() == 0)
 		r = strv_ok(r, push3(a, "--cap-drop", "ALL", NULL));
 	r = strv_ok(r, push3(a, "--ro-bind", "/", "/"));
@@ -71,6 +129,24 @@ static int bwrap_argv(const struct nsrun_spec *s, struct strv *a)
 	}
 	r = strv_ok(r, push3(a, "--bind", s->view ? s->view : s->project, s->project));
 	r = strv_ok(r, push3(a, "--chdir", start_dir(s->project, cwd, sizeof(cwd)), NULL));
+	r = strv_ok(r, strv_push(a, "--"));
+	/* sandy itself first (nsrun_inside), by its descriptor: its path may
+	 * be out of the sandbox's sight, or another file by now. */
+	r = strv_ok(r, strv_pushf(a, "/proc/self/fd/%d", exe_fd));
+	r = strv_ok(r, strv_push(a, NSRUN_INSIDE));
+	r = strv_ok(r, strv_push(a, "--exe-fd"));
+	r = strv_ok(r, strv_pushf(a, "%d", exe_fd));
+	if (l && l->how == NSLIMITS_RLIMITS) {
+		/* The kernel holds root to no RLIMIT_NPROC: its memory only. */
+		if (s->user->uid != 0) {
+			r = strv_ok(r, strv_push(a, "--nproc"));
+			r = strv_ok(r, strv_pushf(a, "%u", l->pids));
+		}
+		r = strv_ok(r, strv_push(a, "--data"));
+		r = strv_ok(r, strv_pushf(a, "%llu", l->memory));
+	}
+	if (s->network == EGRESS_FILTERED)
+		r = strv_ok(r, push3(a, "--proxy", s->proxy_socket, NULL));
 	r = strv_ok(r, strv_push(a, "--"));
 	if (s->command) {
 		/* Through sh, so that a command that cannot run gives a shell's
@@ -117,9 +193,15 @@ void nsrun_interrupt(pid_t pid, int sig)
 int nsrun_start(const struct nsrun_spec *s, pid_t *pidp)
 {
 	cleanup_strv struct strv argv = {0};
+	cleanup_fd int exe = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
 	int report[2];
 
-	if (bwrap_argv(s, &argv) < 0) {
+	if (exe < 0) {
+		int e = errno;
+		sandy_error("cannot open sandy's own executable '/proc/self/exe': %s", strerror(e));
+		return -e;
+	}
+	if (bwrap_argv(s, exe, &argv) < 0) {
 		sandy_error("out of memory");
 		return -ENOMEM;
 	}
@@ -143,25 +225,32 @@ int nsrun_start(const struct nsrun_spec *s, pid_t *pidp)
 		return -e;
 	}
 	if (pid == 0) {
-		int e;
+		/* What failed, and how. */
+		int e[2] = {0, 0};
 		close(report[0]);
 		proc_reset_signals();
 		/* Out of the terminal's foreground group: Ctrl-C reaches sandy,
 		 * which hands it to the command (nsrun_interrupt), not
 		 * bubblewrap, which would die of it and take the sandbox along. */
 		setpgid(0, 0);
-		if ((e = become_user(s->user)) == 0) {
+		/* Into its cgroup while still root, when sudo made sandy so:
+		 * everything the sandbox starts stays there. */
+		if (s->limits && (e[1] = nslimits_join(s->limits)) < 0)
+			e[0] = 1;
+		else if (fcntl(exe, F_SETFD, 0) < 0)
+			e[1] = -errno;
+		else if ((e[1] = become_user(s->user)) == 0) {
 			execve(s->bwrap, argv.v, s->world->env.v);
-			e = -errno;
+			e[1] = -errno;
 		}
-		if (write(report[1], &e, sizeof(e)) < 0)
+		if (write(report[1], e, sizeof(e)) < 0)
 			_exit(SANDY_EXIT_FAILURE);
 		_exit(SANDY_EXIT_FAILURE);
 	}
 	close(report[1]);
-	int e = 0;
+	int e[2] = {0, 0};
 	ssize_t n;
-	while ((n = read(report[0], &e, sizeof(e))) < 0 && errno == EINTR)
+	while ((n = read(report[0], e, sizeof(e))) < 0 && errno == EINTR)
 		;
 	close(report[0]);
 	if (n != (ssize_t)sizeof(e)) {
@@ -169,9 +258,13 @@ int nsrun_start(const struct nsrun_spec *s, pid_t *pidp)
 		return 0;
 	}
 	proc_wait(pid);
-	sandy_error("cannot run '%s' as uid %u: %s", s->bwrap, (unsigned)s->user->uid,
-		    strerror(-e));
-	return e;
+	if (e[0] == 1)
+		sandy_error("cannot move the sandbox into its cgroup '%s': %s", s->limits->cgroup,
+			    strerror(-e[1]));
+	else
+		sandy_error("cannot run '%s' as uid %u: %s", s->bwrap, (unsigned)s->user->uid,
+			    strerror(-e[1]));
+	return e[1];
 }
 
 #else

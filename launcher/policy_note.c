@@ -99,20 +99,30 @@ static void network_section(FILE *f, const struct policy_note *n)
 			   "the user what you would need to download.\n");
 		return;
 	}
-	if (n->network == EGRESS_OPEN || !n->container) {
+	if (n->network == EGRESS_OPEN) {
 		fprintf(f, "\nNetwork: not restricted by sandy in this session.%s\n",
 			n->container ? ""
 				     : " There is no container: other programs of this machine "
 				       "run beside you.");
 		return;
 	}
-	fprintf(f, "\nNetwork: only these names resolve and can be reached (\"*.\" means any\n"
-		   "subdomain):\n\n");
+	fprintf(f,
+		"\nNetwork: only these names %s (\"*.\" means any\n"
+		"subdomain):\n\n",
+		n->container ? "resolve and can be reached" : "can be reached");
 	for (size_t i = 0; n->allow && i < n->allow->n; i++)
 		fprintf(f, "    %s\n", n->allow->v[i]);
-	fprintf(f, "\nAny other name fails to resolve (REFUSED), connections to other\n"
-		   "addresses are refused, and IPv6 is off. Every query and connection is\n"
-		   "logged. Do not look for a way around it: if you need another host, tell\n"
+	if (n->container)
+		fprintf(f, "\nAny other name fails to resolve (REFUSED), connections to other\n"
+			   "addresses are refused, and IPv6 is off. Every query and connection is\n"
+			   "logged.");
+	else
+		fprintf(f, "\nThey are reached through sandy's HTTP proxy, which $HTTPS_PROXY and\n"
+			   "$HTTP_PROXY name (HTTPS through CONNECT, any port): there is no DNS\n"
+			   "and no other way out, so a tool that ignores those variables has no\n"
+			   "network. The proxy answers 403 for any other name, and for addresses.\n"
+			   "Every request is logged.");
+	fprintf(f, " Do not look for a way around it: if you need another host, tell\n"
 		   "the user, who can allow it in this session with 'sandy allow DOMAIN'\n"
 		   "(or for every session with --allow, SANDY_ALLOW_DOMAINS, or \"allow\" in\n"
 		   "~/.config/sandy/config.json).\n");

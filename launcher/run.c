@@ -9,6 +9,7 @@
 #include "fsbox.h"
 #include "gateway.h"
 #include "host.h"
+#include "nslimits.h"
 #include "nsrun.h"
 #include "platform.h"
 #include "policy_note.h"
@@ -57,7 +58,9 @@ struct run {
 	char *container;
 	struct policy_rules rules; /* what sandyfs serves, when it does */
 	struct strv allow;	   /* the network allowlist */
-	struct gateway gateway;
+	struct gateway gateway;	   /* or, without a container, the proxy */
+	struct host_limits limits;
+	struct nslimits nslimits; /* without a container */
 	const char *gateway_image;
 	char *host_git;		   /* the project's git directory: the agent has its own */
 	char *host_git_seen;	   /* where the agent's alternates find it */
@@ -202,6 +205,8 @@ static int host_checks(struct run *r)
 	int e = resolve_project(r);
 
 	if (e == 0)
+		e = host_limits(&r->limits);
+	if (e == 0)
 		e = host_user(&r->user);
 	if (e == -ENOMEM)
 		sandy_error("out of memory");
@@ -245,8 +250,9 @@ static int host_checks(struct run *r)
 	if (e == 0 && r->engine)
 		e = engine_agent_check(r->engine, r->o->image, r->o->command);
 	/* What the user wrote is said wrong before what is missing. */
-	if (e == 0 && r->engine && r->o->network == EGRESS_FILTERED)
-		e = gateway_check_inputs(r->o->agent, &r->o->allow_args, &r->user);
+	if (e == 0 && r->o->network == EGRESS_FILTERED)
+		e = gateway_check_inputs(r->o->agent, &r->o->allow_args, &r->user,
+					 r->engine != NULL);
 	if (e == 0 && r->engine && r->o->network == EGRESS_FILTERED)
 		e = gateway_image_check(r);
 	return e;
@@ -491,9 +497,38 @@ static int build_world(struct run *r)
 	return world_build(&spec, &r->world);
 }
 
+/* The sandbox's limits: its cgroup, recorded for the sweep of a session
+ * that does not end cleanly, or rlimits. */
+static int sandbox_limits(struct run *r)
+{
+	int e = nslimits_prepare(&r->limits, r->s.id, &r->nslimits);
+
+	if (e < 0) {
+		sandy_error("out of memory");
+		return e;
+	}
+	if (r->nslimits.cgroup)
+		e = session_record(&r->s, "cgroup", r->nslimits.cgroup);
+	if (e == 0 && r->nslimits.cgroup_memory)
+		e = session_record(&r->s, "cgroup-memory", r->nslimits.cgroup_memory);
+	if (e < 0) {
+		sandy_error("cannot write to session directory '%s': %s", r->s.dir, strerror(-e));
+		return e;
+	}
+	if (r->nslimits.how == NSLIMITS_RLIMITS && r->user.uid == 0 && !r->o->quiet)
+		sandy_note("the sandbox's processes are not limited: the kernel holds root to no "
+			   "process limit outside a cgroup, and sandy has none here (%s); its "
+			   "memory is, per process",
+			   r->nslimits.why ? r->nslimits.why : "no cgroup");
+	return 0;
+}
+
 static int start_command(struct run *r)
 {
 	if (!r->engine) {
+		int e = sandbox_limits(r);
+		if (e < 0)
+			return e;
 		struct nsrun_spec spec = {
 			.bwrap = r->bwrap,
 			.project = r->project,
@@ -501,7 +536,9 @@ static int start_command(struct run *r)
 			.session_dir = r->s.dir,
 			.user = &r->user,
 			.world = &r->world,
-			.no_network = r->o->network == EGRESS_NONE,
+			.network = r->o->network,
+			.proxy_socket = r->gateway.proxy_socket,
+			.limits = &r->nslimits,
 			.command = r->o->command,
 		};
 		return nsrun_start(&spec, &r->child);
@@ -536,7 +573,7 @@ static int start_command(struct run *r)
 	/* docker refuses rslave on a mount that is not shared or slave. */
 	spec.rslave = r->in_engine || (r->mounted && mount_lookup(r->s.mountpoint, &m) > 0 &&
 				       (m.shared || m.slave));
-	host_limits(&spec.limits);
+	spec.limits = r->limits;
 	int e = engine_run(&spec, &r->child);
 	if (e < 0)
 		sandy_error("cannot run '%s': %s", r->engine, strerror(-e));
@@ -575,15 +612,14 @@ static int choose_allowlist(struct run *r)
 				 &r->allow);
 }
 
-/* The network gateway the container joins; without a container, what
- * the bubblewrap sandbox does with the network is said instead. */
+/* The network gateway the container joins; without a container, the
+ * proxy that the sandbox's bridge reaches. */
 static int start_gateway(struct run *r)
 {
-	if (!r->engine) {
-		if (r->o->network == EGRESS_FILTERED && !r->o->quiet)
-			sandy_note("--runtime=none does not filter the network: the command uses "
-				   "this machine's network as it is (use a container engine for "
-				   "the allowlist, or --network=none)");
+	if (r->o->network == EGRESS_OPEN && !r->engine) {
+		sandy_note("warning: --network=open: the command shares this machine's network: "
+			   "it reaches any host, this machine's services on loopback and its "
+			   "abstract Unix sockets; nothing filters or logs its traffic");
 		return 0;
 	}
 	if (r->o->network == EGRESS_OPEN) {
@@ -593,12 +629,6 @@ static int start_gateway(struct run *r)
 	}
 	if (r->o->network != EGRESS_FILTERED)
 		return 0;
-	cleanup_free char *name = sandy_asprintf("sandy-%s-net", r->s.id);
-	int e = name ? session_record(&r->s, "gateway", name) : -ENOMEM;
-	if (e < 0) {
-		sandy_error("cannot write to session directory '%s': %s", r->s.dir, strerror(-e));
-		return e;
-	}
 	struct gateway_spec spec = {
 		.engine = r->engine,
 		.image = r->gateway_image,
@@ -608,6 +638,24 @@ static int start_gateway(struct run *r)
 		.user = &r->user,
 		.allow = &r->allow,
 	};
+	if (!r->engine) {
+		/* `sandy allow` finds the session by it. */
+		int e = session_record(&r->s, "allowlist", "proxy");
+		if (e < 0) {
+			sandy_error("cannot write to session directory '%s': %s", r->s.dir,
+				    strerror(-e));
+			return e;
+		}
+		return gateway_start_proxy(&spec, &r->gateway);
+	}
+	cleanup_free char *name = sandy_asprintf("sandy-%s-net", r->s.id);
+	int e = name ? session_record(&r->s, "gateway", name) : -ENOMEM;
+	if (e == 0)
+		e = session_record(&r->s, "allowlist", "gateway");
+	if (e < 0) {
+		sandy_error("cannot write to session directory '%s': %s", r->s.dir, strerror(-e));
+		return e;
+	}
 	return gateway_start(&spec, r->user.uid, &r->gateway);
 }
 
@@ -786,6 +834,8 @@ static void teardown(struct run *r, bool ran)
 	}
 	if (r->container)
 		engine_remove(r->engine, r->container);
+	/* With the sandbox gone, what it left in its cgroup goes too. */
+	nslimits_release(&r->nslimits);
 	gateway_stop(&r->gateway);
 	gateway_drain(&r->gateway, true);
 	/* Its audit log is complete once it has stopped. */
@@ -842,7 +892,7 @@ int run_session(const struct sandy_opts *o)
 			.child = -1,
 			.daemon = {.pid = -1, .fd = -1},
 			.box = {.waiter = -1, .waiter_fd = -1},
-			.gateway = {.log_fd = -1}};
+			.gateway = {.log_fd = -1, .proxy = -1}};
 	int status;
 
 	if (host_checks(&r) < 0) {
@@ -876,6 +926,7 @@ out:
 	fsbox_free(&r.box);
 	world_free(&r.world);
 	gateway_free(&r.gateway);
+	nslimits_free(&r.nslimits);
 	strv_free(&r.allow);
 	policy_rules_free(&r.rules);
 	return status;

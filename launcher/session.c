@@ -3,6 +3,7 @@
 #include "session.h"
 #include "engine.h"
 #include "fsbox.h"
+#include "nslimits.h"
 #include "platform.h"
 #include "sandyfs.h"
 
@@ -18,9 +19,10 @@
 /* The files a session directory may hold; removal names them one by one
  * instead of recursing. */
 static const char *const session_files[] = {
-	"lock",	     "project",	    "runtime",	      "container",    "denials.jsonl",
-	"POLICY.md", "sandyfs.pid", "agent-settings", "agent-memory", "ssh-agent.sock",
-	"gateway",   "fsbox",	    "fsbox.pid",      "fsbox-root",
+	"lock",	     "project",	      "runtime",	"container",	"denials.jsonl",
+	"POLICY.md", "sandyfs.pid",   "agent-settings", "agent-memory", "ssh-agent.sock",
+	"gateway",   "fsbox",	      "fsbox.pid",	"fsbox-root",	"allowlist",
+	"cgroup",    "cgroup-memory",
 };
 
 /* The directories it may hold that the command or the network gateway
@@ -196,6 +198,11 @@ static void sweep_one(const char *dir, const char *sandyfs)
 	if (runtime && fsbox)
 		fsbox_sweep(runtime, fsbox_root ? fsbox_root : FSBOX_ENGINE_DIR,
 			    strrchr(dir, '/') + 1);
+	/* A bubblewrap sandbox's cgroup: whatever it still holds goes. */
+	cleanup_free char *cgroup = read_key(dir, "cgroup");
+	cleanup_free char *cgroup_memory = read_key(dir, "cgroup-memory");
+	nslimits_sweep(cgroup);
+	nslimits_sweep(cgroup_memory);
 	if (mounts_under(dir, &mounts) == 0) {
 		for (size_t i = 0; i < mounts.n; i++)
 			if (sandyfs_unmount(sandyfs, mounts.v[i]) < 0)
@@ -425,10 +432,11 @@ int session_find_live(const char *rundir, const char *id, const char *key, char 
 		return *dir ? 0 : -ENOMEM;
 	}
 	if (found.n == 0 && id)
-		sandy_error("no running session '%s' with a network gateway (sessions are in '%s')",
+		sandy_error("no running session '%s' with a network allowlist (sessions are in "
+			    "'%s')",
 			    id, rundir);
 	else if (found.n == 0)
-		sandy_error("no running session with a network gateway (sessions are in '%s')",
+		sandy_error("no running session with a network allowlist (sessions are in '%s')",
 			    rundir);
 	else {
 		sandy_error("%zu sessions are running; name one with --session:", found.n);
