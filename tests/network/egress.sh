@@ -7,7 +7,8 @@
 # the agent holds no capability and cannot change the rules, and every
 # query and connection attempt is one JSON record in the egress log, the
 # summary's counts and Loki's copy included; the same gateway under
-# podman. --network=open and none do what they say.
+# podman. --network=open and none do what they say. (Without a container,
+# the allowlist's proxy: tests/network/none.sh.)
 source "$SANDY_SRC/tests/network/internet.bash"
 require_docker
 unset SANDY_NETWORK
@@ -213,8 +214,10 @@ check_eq "--network=none: loopback only" "lo " "$(sed -n 's/^ifaces=//p' <<<"$ou
 check_eq "--network=none: nothing answers" "" "$(sed -n 's/^get=//p' <<<"$out")"
 out=$("$SANDY" -q --network=open --rules "$rules" --no-detect "$proj" -- true 2>&1 </dev/null)
 check "--network=open warns that nothing is filtered" grep -q 'warning: --network=open' <<<"$out"
-out=$("$SANDY" --runtime=none --rules "$rules" --no-detect "$proj" -- true 2>&1 </dev/null)
-check "--runtime=none says it does not filter the network" grep -q 'does not filter the network' <<<"$out"
+out=$("$SANDY" -q --runtime=none --rules "$rules" --no-detect "$proj" -- \
+	sh -c 'echo "proxy=$HTTPS_PROXY"' 2>&1 </dev/null)
+check "--runtime=none keeps to the allowlist too, through sandy's proxy (network/none.sh)" \
+	grep -Eq '^proxy=http://127\.0\.0\.1:[0-9]+$' <<<"$out"
 out=$("$SANDY" -q --runtime=none --network=none --rules "$rules" --no-detect "$proj" -- \
 	sh -c 'awk -F: "NR > 2 {print \$1}" /proc/net/dev | tr -d " " | tr "\n" " "' 2>&1 </dev/null)
 check_eq "--runtime=none --network=none: loopback only" "lo " "$out"
