@@ -5,10 +5,9 @@
 # The CLIs talk to a stand-in for their model API (fakeapi.py) that
 # answers with scripted tool calls. It listens in a network namespace of
 # the test's own (tests/network/internet.bash) at allowed.test's address,
-# port 8080, which bubblewrap sessions reach by address (without a
-# container, sandy leaves the host's network unfiltered) and docker
-# sessions by name through the gateway (--allow allowed.test). Nothing
-# leaves the machine.
+# port 8080, which every session reaches by name with --allow allowed.test:
+# docker sessions through the gateway, bubblewrap ones through sandy's
+# proxy, which the CLIs find in HTTP_PROXY. Nothing leaves the machine.
 
 source "$SANDY_SRC/tests/network/internet.bash"
 

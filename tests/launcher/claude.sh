@@ -21,7 +21,6 @@ check "the Claude Code CLI is installed (scripts/deps.sh installs it from npm)" 
 [ -n "$claude" ] || done_testing
 diag "$("$claude" --version 2>&1)"
 check "the test internet and the stand-in API come up" start_api || done_testing
-api=$API_ADDR
 
 # The variables Claude Code reads, passed by sandy's allowlist for it.
 export ANTHROPIC_API_KEY=sk-ant-test-not-a-key DISABLE_AUTOUPDATER=1 DISABLE_TELEMETRY=1
@@ -89,16 +88,18 @@ new_node_project "$p1" || exit 1
 clean_leftovers "$p1"
 before=$(git_digest "$p1")
 planted_first none "$p1"
-export ANTHROPIC_BASE_URL=http://$api:8080
+# Through sandy's proxy, which resolves allowed.test with the test
+# internet's resolver (SANDY_DNS_UPSTREAM), as the gateway does.
+export ANTHROPIC_BASE_URL=http://allowed.test:8080
 # IS_SANDBOX: Claude Code refuses --dangerously-skip-permissions to root
 # unless told it is in a sandbox, which it is.
-(cd "$p1" && agent none --runtime=none --network=filtered -e IS_SANDBOX=1)
+(cd "$p1" && agent none --runtime=none --network=filtered --allow allowed.test -e IS_SANDBOX=1)
 check_first none "$p1"
 check_eq "none: the host's .git is byte-identical" "$before" "$(git_digest "$p1")"
 check "none: nothing left mounted" no_sandy_mounts "$p1"
 
 scenario none2 "$(bash_ "git log -1 --format=%s")" "$(bash_ "cat ~/agent-note")"
-(cd "$p1" && agent none2 --runtime=none --network=filtered -e IS_SANDBOX=1)
+(cd "$p1" && agent none2 --runtime=none --network=filtered --allow allowed.test -e IS_SANDBOX=1)
 told none2 0 "the agent's repository persists into a second session" '^ok	agent: hello'
 told none2 1 "the agent's home persists into a second session" '^ok	remembered'
 check "none2: Claude Code's own state is in the agent's home" \
@@ -122,7 +123,7 @@ scenario sudo \
 ")" \
 	"$(bash_ "id -u; git add src && git -c user.name=agent -c user.email=agent@example.invalid commit -qm 'agent: sudo' && echo committed")"
 (cd "$p2" && SUDO_UID=$tuid SUDO_GID=$tgid SUDO_USER=$TEST_USER SANDY_DATA_DIR=$base/sudo-data \
-	agent sudo --runtime=none --network=filtered)
+	agent sudo --runtime=none --network=filtered --allow allowed.test)
 told sudo 0 "the allowed Write succeeds" '^ok'
 check_eq "sudo: the allowed write is on the host, the user's" "$tuid" "$(stat -c %u "$p2/src/sudo.js" 2>&1)"
 refused sudo 1 .envrc

@@ -160,8 +160,9 @@ check_sessions() {
 
 for cli in codex gemini; do
 	# --- bubblewrap, the CLI installed on the host -------------------------
-	BASE=http://$API_ADDR:8080
-	check_sessions "$cli" none "$base/$cli-none" "$base/$cli-none" --runtime=none --network=filtered
+	BASE=http://allowed.test:8080
+	check_sessions "$cli" none "$base/$cli-none" "$base/$cli-none" --runtime=none --network=filtered \
+		--allow allowed.test
 
 	# --- docker: an image with the CLI, the gateway's allowlist ------------
 	"$SANDY" build-image --image "sandy-$cli" -- --build-arg "AGENT_PACKAGE=$(
