@@ -13,7 +13,8 @@
  *
  * In the portable shape the build puts common/portable-include first on
  * the include path: it refuses Linux-only headers and poisons Linux-only
- * names, so a Linux call outside this file and nsrun.c does not compile. */
+ * names, so a Linux call outside this file and nsrun.c, nsnet.c and
+ * nslimits.c (the bubblewrap runtime) does not compile. */
 #ifndef SANDY_PLATFORM_H
 #define SANDY_PLATFORM_H
 
