@@ -15,7 +15,9 @@
  * inside command), in its user namespace: RLIMIT_NPROC, which counts
  * there the processes of the sandbox's uid in that namespace only, not
  * the user's others; and RLIMIT_DATA, per process (RLIMIT_AS would hit
- * the address space a JIT reserves without using it). The kernel never
+ * the address space a JIT reserves without using it), for the command and
+ * what it starts (the proxy's bridge, started before, is bounded by its
+ * own connection cap). The kernel never
  * holds the first user namespace's root (uid 0, however mapped) to
  * RLIMIT_NPROC: a root sandbox without a cgroup has no process limit, and
  * sandy says so. */

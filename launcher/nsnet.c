@@ -567,6 +567,10 @@ struct bridge_conn {
 	int fd;
 };
 
+/* The bridge's connections at once, which bound its threads and memory
+ * (it runs outside the sandbox's RLIMIT_DATA, nslimits.h). */
+static atomic_int bridge_active;
+
 static void *bridge_thread(void *arg)
 {
 	struct bridge_conn c = *(struct bridge_conn *)arg;
@@ -579,6 +583,7 @@ static void *bridge_thread(void *arg)
 	    set_nonblock(up, true) == 0 && set_nonblock(c.fd, true) == 0)
 		relay(c.fd, up);
 	close(c.fd);
+	atomic_fetch_sub(&bridge_active, 1);
 	return NULL;
 }
 
@@ -607,9 +612,15 @@ static _Noreturn void bridge_main(int lfd, const char *path)
 			_exit(SANDY_EXIT_FAILURE);
 		}
 		struct bridge_conn *c = malloc(sizeof(*c));
-		if (c)
-			*c = (struct bridge_conn){path, fd};
-		if (!c || start_thread(bridge_thread, c) < 0) {
+		if (!c || atomic_load(&bridge_active) >= MAX_CONNECTIONS) {
+			free(c);
+			close(fd);
+			continue;
+		}
+		*c = (struct bridge_conn){path, fd};
+		atomic_fetch_add(&bridge_active, 1);
+		if (start_thread(bridge_thread, c) < 0) {
+			atomic_fetch_sub(&bridge_active, 1);
 			free(c);
 			close(fd);
 		}

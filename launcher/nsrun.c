@@ -41,13 +41,20 @@ int nsrun_inside(int argc, char **argv)
 		sandy_error("no command for 'sandy " NSRUN_INSIDE "'");
 		return SANDY_EXIT_FAILURE;
 	}
-	/* Before anything here forks: the bridge counts too. */
-	if ((nproc || data) && (e = nslimits_set_rlimits((unsigned long)nproc, data)) < 0) {
-		sandy_error("cannot limit the sandbox's processes and memory: %s", strerror(-e));
+	/* The process limit before the bridge forks, which it holds too; the
+	 * memory limit after: the bridge's own is bounded by its connection
+	 * cap, and a sanitizer's build of it, whose shadow memory counts as
+	 * data, could map nothing more under the limit. */
+	if (nproc && (e = nslimits_set_rlimits((unsigned long)nproc, 0)) < 0) {
+		sandy_error("cannot limit the sandbox's processes: %s", strerror(-e));
 		return SANDY_EXIT_FAILURE;
 	}
 	if (proxy && nsnet_bridge_start(proxy) < 0)
 		return SANDY_EXIT_FAILURE;
+	if (data && (e = nslimits_set_rlimits(0, data)) < 0) {
+		sandy_error("cannot limit the sandbox's memory: %s", strerror(-e));
+		return SANDY_EXIT_FAILURE;
+	}
 	execvp(argv[i + 1], argv + i + 1);
 	e = errno;
 	sandy_error("cannot run '%s': %s", argv[i + 1], strerror(e));

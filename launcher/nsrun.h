@@ -54,9 +54,9 @@ void nsrun_interrupt(pid_t pid, int sig);
 
 /* `sandy __sandbox [--exe-fd N] [--nproc N] [--data BYTES] [--proxy
  * SOCKET] -- COMMAND...`, which nsrun_start has bubblewrap run inside the
- * sandbox: closes descriptor N (sandy's executable), sets RLIMIT_NPROC
- * and RLIMIT_DATA, starts the bridge to the proxy at SOCKET (with the
- * proxy variables), then execs COMMAND. Returns only on failure: sandy's
+ * sandbox: closes descriptor N (sandy's executable), sets RLIMIT_NPROC,
+ * starts the bridge to the proxy at SOCKET (with the proxy variables),
+ * sets RLIMIT_DATA, then execs COMMAND. Returns only on failure: sandy's
  * exit status, the message printed. ARGV[0] is NSRUN_INSIDE. */
 int nsrun_inside(int argc, char **argv);
 
