@@ -10,7 +10,8 @@
 # stop at their limits, as root (a cgroup here when there is one) and as
 # an ordinary user (rlimits in the sandbox's user namespace, which count
 # its processes alone); the defaults are a container's; nothing is left
-# running. --network=open still shares the host's network.
+# running, also when sandy is killed outright (the next session clears
+# the cgroup). --network=open still shares the host's network.
 source "$SANDY_SRC/tests/network/internet.bash"
 unset SANDY_NETWORK
 new_project
@@ -186,6 +187,25 @@ if [ -n "$cg" ]; then
 	check "root: its cgroup is gone after the session" test ! -e "$cg"
 else
 	check_eq "root: the sandbox's memory limit is a container's" "- $mem" "$got"
+fi
+
+# A session whose sandy is killed outright: its sandbox and its proxy end
+# with it, and the next session clears the cgroup it left.
+"$SANDY" -q --runtime=none --rules "$rules" --no-detect --allow allowed.test "$proj" -- \
+	sleep 301.125 </dev/null >/dev/null 2>&1 &
+sess=$!
+wait_until 30 pgrep -fx "sleep 301.125" >/dev/null
+sdir=$(session_dirs "$proj")
+crashed_cg=$(cat "$sdir/cgroup" 2>/dev/null)
+kill -9 "$sess"
+wait "$sess" 2>/dev/null
+check "killed: the sandbox ends with sandy" wait_until 10 eval '! pgrep -fx "sleep 301.125" >/dev/null'
+check "killed: so does the proxy" \
+	wait_until 10 eval '! pgrep -f -- "--allow allowed.test $proj -- sleep 301.125" >/dev/null'
+sandy_none -q --network=none "$proj" -- true </dev/null >/dev/null 2>&1
+check "killed: the next session clears what it left" eval '[ ! -e "$sdir" ] && no_sandy_mounts "$proj"'
+if [ -n "$crashed_cg" ]; then
+	check "killed: ... its cgroup too" test ! -e "$crashed_cg"
 fi
 
 # fork_loop MARKER SANDY...: a session (the command SANDY...) that starts
