@@ -517,8 +517,8 @@ static int sandbox_limits(struct run *r)
 	}
 	if (r->nslimits.how == NSLIMITS_RLIMITS && r->user.uid == 0 && !r->o->quiet)
 		sandy_note("the sandbox's processes are not limited: the kernel holds root to no "
-			   "process limit outside a cgroup, and sandy has none here (%s); its "
-			   "memory is, per process",
+			   "process rlimit, and sandy can make no cgroup here (%s); its memory is "
+			   "limited per process",
 			   r->nslimits.why ? r->nslimits.why : "no cgroup");
 	return 0;
 }

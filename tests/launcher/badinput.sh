@@ -66,6 +66,16 @@ SANDY_NETWORK=filtered SANDY_GATEWAY_IMAGE=sandy-test-missing:0 fails "missing g
 	"the network gateway's image 'sandy-test-missing:0' is not in docker" "$proj" -- echo ran
 SANDY_NETWORK=filtered SANDY_DNS_UPSTREAM=127.0.0.53 fails "a loopback SANDY_DNS_UPSTREAM" \
 	"bad address '127.0.0.53' in SANDY_DNS_UPSTREAM" "$proj" -- echo ran
+SANDY_MEMORY=12x fails "a bad SANDY_MEMORY" \
+	"bad SANDY_MEMORY '12x': a size in bytes, or with k, m or g, of at least 64m" \
+	"$proj" -- echo ran
+SANDY_MEMORY=1m fails "a SANDY_MEMORY too small" "bad SANDY_MEMORY '1m'" \
+	--runtime=none "$proj" -- echo ran
+SANDY_PIDS=-5 fails "a bad SANDY_PIDS" "bad SANDY_PIDS '-5': a number, at least 16" \
+	--runtime=none "$proj" -- echo ran
+SANDY_NETWORK=filtered SANDY_DNS_UPSTREAM=127.0.0.53 fails \
+	"a loopback SANDY_DNS_UPSTREAM, without a container" \
+	"bad address '127.0.0.53' in SANDY_DNS_UPSTREAM" --runtime=none "$proj" -- echo ran
 fails "missing image" "image 'sandy-test-missing:0' not found in docker" \
 	--image sandy-test-missing:0 "$proj" -- echo ran
 if ! docker image inspect sandy-agent:latest >/dev/null 2>&1; then
