@@ -7,8 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-/* Undoes the octal escapes of /proc/self/mountinfo (\040 for a space). */
-static void unescape(char *s)
+void mountinfo_unescape(char *s)
 {
 	char *out = s;
 
@@ -66,7 +65,7 @@ static bool parse_line(char *line, struct mountinfo_line *m)
 				*p = ' ';
 		m->optional = opt_start;
 	}
-	unescape(m->mountpoint);
+	mountinfo_unescape(m->mountpoint);
 	return true;
 }
 

@@ -23,4 +23,7 @@ int mount_lookup(const char *path, struct mount_entry *e);
  * them in), appended to OUT. */
 int mounts_under(const char *dir, struct strv *out);
 
+/* Undoes mountinfo's octal escapes (\040 for a space) in S, in place. */
+void mountinfo_unescape(char *s);
+
 #endif

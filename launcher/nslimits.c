@@ -3,6 +3,7 @@
  * (platform.h), which runs no bubblewrap, leaves them out. */
 
 #include "nslimits.h"
+#include "common/mountinfo.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -35,23 +36,6 @@ char *nslimits_own_cgroup(const char *proc_cgroup, const char *controller)
 			line++;
 	}
 	return NULL;
-}
-
-/* Undoes mountinfo's octal escapes (\040 for a space) in place. */
-static void unescape(char *s)
-{
-	char *out = s;
-
-	for (; *s; s++) {
-		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' &&
-		    s[3] >= '0' && s[3] <= '7') {
-			*out++ = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0'));
-			s += 3;
-		} else {
-			*out++ = *s;
-		}
-	}
-	*out = '\0';
 }
 
 /* Whether the comma-separated OPTS holds NAME. */
@@ -96,8 +80,8 @@ int nslimits_cgroup_mount(const char *mountinfo, const char *controller, char **
 					: !strcmp(fstype, "cgroup2");
 		if (!match)
 			continue;
-		unescape(f[3]);
-		unescape(f[4]);
+		mountinfo_unescape(f[3]);
+		mountinfo_unescape(f[4]);
 		*root = strdup(f[3]);
 		*mountpoint = strdup(f[4]);
 		if (!*root || !*mountpoint) {

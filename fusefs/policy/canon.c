@@ -293,7 +293,10 @@ ssize_t sfs_canon_component(const char *name, size_t len, char *out, size_t cap)
 	return (ssize_t)k.len;
 }
 
-ssize_t sfs_canon_path(const char *path, size_t len, char *out, size_t cap)
+/* Both readings of a path: NTFS (components also split at '\\' and
+ * finished: streams cut, dots and spaces stripped, 8.3 names mapped) or
+ * POSIX (folded only, '/' the only separator). */
+static ssize_t canon_path_as(const char *path, size_t len, char *out, size_t cap, bool ntfs)
 {
 	struct sink k = {out, cap, 0, cap == 0};
 	size_t i = 0;
@@ -301,7 +304,7 @@ ssize_t sfs_canon_path(const char *path, size_t len, char *out, size_t cap)
 	while (i < len) {
 		size_t j = i, start;
 
-		while (j < len && path[j] != '/' && path[j] != '\\')
+		while (j < len && path[j] != '/' && (!ntfs || path[j] != '\\'))
 			j++;
 		if (j > i) {
 			size_t before = k.len;
@@ -310,7 +313,8 @@ ssize_t sfs_canon_path(const char *path, size_t len, char *out, size_t cap)
 				sink_put(&k, "/", 1);
 			start = k.len;
 			fold(&k, path + i, j - i);
-			finish_component(&k, start);
+			if (ntfs)
+				finish_component(&k, start);
 			/* Only ignorables: as empty as "a//b", so dropped the same way. */
 			if (!k.overflow && k.len == start)
 				k.len = before;
@@ -323,29 +327,12 @@ ssize_t sfs_canon_path(const char *path, size_t len, char *out, size_t cap)
 	return (ssize_t)k.len;
 }
 
+ssize_t sfs_canon_path(const char *path, size_t len, char *out, size_t cap)
+{
+	return canon_path_as(path, len, out, cap, true);
+}
+
 ssize_t sfs_canon_path_posix(const char *path, size_t len, char *out, size_t cap)
 {
-	struct sink k = {out, cap, 0, cap == 0};
-	size_t i = 0;
-
-	while (i < len) {
-		const char *slash = memchr(path + i, '/', len - i);
-		size_t j = slash ? (size_t)(slash - path) : len;
-
-		if (j > i) {
-			size_t before = k.len;
-
-			if (k.len > 0)
-				sink_put(&k, "/", 1);
-			size_t start = k.len;
-			fold(&k, path + i, j - i);
-			if (!k.overflow && k.len == start)
-				k.len = before;
-		}
-		i = j + 1;
-	}
-	if (k.overflow)
-		return -ENOSPC;
-	out[k.len] = '\0';
-	return (ssize_t)k.len;
+	return canon_path_as(path, len, out, cap, false);
 }

@@ -2,7 +2,6 @@
 #include "gitshape.h"
 #include "canon.h"
 
-#include <errno.h>
 #include <limits.h>
 #include <string.h>
 
@@ -87,16 +86,5 @@ bool sfs_gitdir_command_name(const char *name, size_t len)
 
 void sfs_gitdir_refuse(struct sfs_decision *out, bool completes)
 {
-	const struct sfs_rule *r = completes ? &rule_complete : &rule_inside;
-
-	out->cls = SFS_CLASS_IMMUTABLE;
-	out->rule = r;
-	out->rule_file = r->file;
-	out->rule_index = r->index;
-	out->rule_text = r->pattern;
-	out->why = r->why;
-	out->overlay_file = NULL;
-	out->allowed = false;
-	out->err = EROFS;
-	out->owner_decides = false;
+	sfs_policy_refuse(out, completes ? &rule_complete : &rule_inside);
 }

@@ -672,12 +672,19 @@ bool sfs_policy_shadow_name(const struct sfs_policy *p, const char *name, size_t
 		r = &rule_shadow;
 	}
 	if (out) {
-		set_rule(out, SFS_CLASS_PROTECTED, r);
-		out->allowed = false;
-		out->err = EROFS;
-		out->owner_decides = false;
+		sfs_policy_refuse(out, r);
+		out->cls = SFS_CLASS_PROTECTED;
 	}
 	return true;
+}
+
+void sfs_policy_refuse(struct sfs_decision *out, const struct sfs_rule *r)
+{
+	set_rule(out, r->cls, r);
+	out->overlay_file = NULL;
+	out->owner_decides = false;
+	out->allowed = false;
+	out->err = EROFS;
 }
 
 /* ---- deciding ----------------------------------------------------------- */

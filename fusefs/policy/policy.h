@@ -226,6 +226,11 @@ bool sfs_policy_write_possible_below(const struct sfs_policy *p, const char *rel
 bool sfs_policy_shadow_name(const struct sfs_policy *p, const char *name, size_t len,
 			    struct sfs_decision *out);
 
+/* *OUT is a refusal (EROFS) by the built-in rule R, of R's class: for the
+ * built-in checks beside the decision (symlinks, the shape of a git
+ * directory). */
+void sfs_policy_refuse(struct sfs_decision *out, const struct sfs_rule *r);
+
 /* Symlink targets are judged in symchain.h. */
 
 /* ---- listing ---- */

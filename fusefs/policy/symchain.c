@@ -66,16 +66,7 @@ static const struct sfs_rule rule_sym_error = {
 
 void sfs_symlink_refuse(struct sfs_decision *out, const struct sfs_rule *r)
 {
-	out->cls = r->cls;
-	out->rule = r;
-	out->rule_file = r->file;
-	out->rule_index = r->index;
-	out->rule_text = r->pattern;
-	out->why = r->why;
-	out->overlay_file = NULL;
-	out->owner_decides = false;
-	out->allowed = false;
-	out->err = EROFS;
+	sfs_policy_refuse(out, r);
 }
 
 /* The class of a place the host's resolution reaches: the link lives in
