@@ -61,7 +61,10 @@ check "rules/README.md is not installed as a rule file" test ! -e "$share/rules/
 
 # ---- a project ---------------------------------------------------------------
 proj=$base/project
-mkdir -p "$proj/src" "$proj/crates/foo/src" "$proj/.git"
+mkdir -p "$proj/src" "$proj/crates/foo/src"
+# A repository sandyfs can read: a .git it cannot read stops the mount, and
+# explain and rules, which load the policy the mount loads, with it.
+git init -q "$proj"
 echo '{"name": "p", "version": "1.0.0"}' >"$proj/package.json"
 echo 'export A=1' >"$proj/.envrc"
 echo 'SECRET=1' >"$proj/.env"
