@@ -15,33 +15,6 @@
 
 #define MAX_SUBMODULE_DEPTH 8
 
-/* PATH (absolute, or relative to directory BASE) normalised lexically. */
-static int resolve(const char *base, const char *path, char *out, size_t size)
-{
-	char joined[PATH_MAX * 2];
-	int n = path[0] == '/' ? snprintf(joined, sizeof(joined), "%s", path)
-			       : snprintf(joined, sizeof(joined), "%s/%s", base, path);
-
-	if (n < 0 || (size_t)n >= sizeof(joined))
-		return -ENAMETOOLONG;
-	n = sfs_path_normalise(joined, out, size);
-	return n < 0 ? n : 0;
-}
-
-/* Whether REL has a component named .git (already immutable by name). */
-static bool under_dotgit(const char *rel)
-{
-	for (const char *c = rel; *c;) {
-		size_t l = strcspn(c, "/");
-		if (l == 4 && strncasecmp(c, ".git", 4) == 0)
-			return true;
-		c += l;
-		if (*c == '/')
-			c++;
-	}
-	return false;
-}
-
 struct walk {
 	struct sfs_policy *policy;
 	const char *source; /* realpath of SOURCE */
@@ -53,17 +26,10 @@ struct walk {
 static int add_if_inside(struct walk *w, const char *abs, const char *why)
 {
 	char norm[PATH_MAX];
-	const char *rel;
 
-	if (resolve("/", abs, norm, sizeof(norm)) < 0)
+	if (sfs_path_normalise(abs, norm, sizeof(norm)) < 0)
 		return 0;
-	rel = sfs_path_below(norm, w->source);
-	if (!rel || !*rel || under_dotgit(rel))
-		return 0;
-	int r = sfs_policy_add_immutable(w->policy, rel, why);
-	if (r < 0)
-		err_set(w->err, -r, "cannot protect git path '%s': %s", rel, strerror(-r));
-	return r;
+	return sfs_git_protect_path(w->policy, w->source, norm, why, w->err);
 }
 
 static int protect_repo(struct walk *w, git_repository *repo);
@@ -85,8 +51,6 @@ static int submodule_cb(git_submodule *sm, const char *name, void *payload)
 
 static int protect_repo(struct walk *w, git_repository *repo)
 {
-	char hooks[PATH_MAX];
-	git_config *cfg = NULL;
 	int r;
 
 	r = add_if_inside(w, git_repository_path(repo),
@@ -95,24 +59,7 @@ static int protect_repo(struct walk *w, git_repository *repo)
 	if (r == 0)
 		r = add_if_inside(w, git_repository_commondir(repo),
 				  "the repository's common gitdir (commondir)");
-	const char *workdir = git_repository_workdir(repo);
-	if (r == 0 && workdir && git_repository_config_snapshot(&cfg, repo) == 0) {
-		const char *hp = NULL;
-		if (git_config_get_string(&hp, cfg, "core.hooksPath") == 0 && hp && *hp) {
-			char expanded[PATH_MAX];
-			const char *home = getenv("SANDY_USER_HOME");
-			if (!home || home[0] != '/')
-				home = getenv("HOME");
-			if (hp[0] == '~' && hp[1] == '/' && home)
-				snprintf(expanded, sizeof(expanded), "%s%s", home, hp + 1);
-			else
-				snprintf(expanded, sizeof(expanded), "%s", hp);
-			if (resolve(workdir, expanded, hooks, sizeof(hooks)) == 0)
-				r = add_if_inside(w, hooks,
-						  "core.hooksPath: git runs the hooks found here");
-		}
-		git_config_free(cfg);
-	}
+	/* core.hooksPath, and everything else its configuration reaches. */
 	if (r == 0)
 		r = sfs_git_protect_reach(w->policy, w->source, repo, w->err);
 	if (r == 0 && git_submodule_foreach(repo, submodule_cb, w) != 0 && w->failed)

@@ -127,19 +127,37 @@ static int resolve(const struct reach *r, const char *base, const char *path, ch
 	return n < 0 ? n : 0;
 }
 
-/* Makes ABS immutable when it lies in SOURCE. Returns 0 or a negative
- * errno with *ERR set. */
+/* Whether REL has a component named .git (already immutable by name,
+ * and with --private-git the agent's own, in the store). */
+static bool under_dotgit(const char *rel)
+{
+	for (const char *c = rel; *c;) {
+		size_t l = strcspn(c, "/");
+		if (l == 4 && strncasecmp(c, ".git", 4) == 0)
+			return true;
+		c += l;
+		if (*c == '/')
+			c++;
+	}
+	return false;
+}
+
+int sfs_git_protect_path(struct sfs_policy *p, const char *source, const char *abs,
+			 const char *why, char **err)
+{
+	const char *rel = sfs_path_below(abs, source);
+
+	if (!rel || !*rel || under_dotgit(rel))
+		return 0;
+	int e = sfs_policy_add_immutable(p, rel, why);
+	if (e < 0)
+		err_set(err, -e, "cannot protect '%s', which git reaches: %s", rel, strerror(-e));
+	return e;
+}
+
 static int protect(struct reach *r, const char *abs, const char *why)
 {
-	const char *rel = sfs_path_below(abs, r->source);
-
-	if (!rel || !*rel)
-		return 0;
-	int e = sfs_policy_add_immutable(r->p, rel, why);
-	if (e < 0)
-		err_set(r->err, -e, "cannot protect '%s', which git's configuration reaches: %s",
-			rel, strerror(-e));
-	return e;
+	return sfs_git_protect_path(r->p, r->source, abs, why, r->err);
 }
 
 /* Resolves PATH from BASE and protects it, because the setting KEY in
@@ -420,15 +438,19 @@ int sfs_git_protect_reach(struct sfs_policy *p, const char *source, git_reposito
 	if (e < 0)
 		return e;
 
-	/* The hooks git runs: core.hooksPath's, else the common gitdir's. */
+	/* The hooks git runs: core.hooksPath's, present or absent (in a work
+	 * tree, where the agent could make it), else the common gitdir's. */
 	const char *hp = NULL;
 	snprintf(hooks, sizeof(hooks), "%s/hooks", git_repository_commondir(repo));
 	if (git_repository_config_snapshot(&cfg, repo) == 0) {
 		if (git_config_get_string(&hp, cfg, "core.hooksPath") == 0 && hp && *hp &&
 		    resolve(&r, r.workdir ? r.workdir : git_repository_path(repo), hp, path,
-			    sizeof(path)) == 0)
+			    sizeof(path)) == 0) {
 			snprintf(hooks, sizeof(hooks), "%s", path);
+			if (r.workdir)
+				e = protect(&r, hooks, "core.hooksPath: git runs the hooks found here");
+		}
 		git_config_free(cfg);
 	}
-	return protect_hook_links(&r, hooks);
+	return e < 0 ? e : protect_hook_links(&r, hooks);
 }

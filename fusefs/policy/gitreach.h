@@ -19,8 +19,16 @@
 
 #include <git2.h>
 
+/* Makes ABS (absolute, normalised) immutable with the reason WHY when it
+ * lies in SOURCE, below no .git (immutable by name already). Returns 0 or
+ * a negative errno with *ERR set. gitlayout.c adds the gitdirs it finds
+ * through it. */
+int sfs_git_protect_path(struct sfs_policy *p, const char *source, const char *abs,
+			 const char *why, char **err);
+
 /* Adds what REPO's configuration reaches inside SOURCE (its resolved
- * path) to P. Returns 0 or a negative errno with *ERR set. */
+ * path), core.hooksPath's directory included, to P. Returns 0 or a
+ * negative errno with *ERR set. */
 int sfs_git_protect_reach(struct sfs_policy *p, const char *source, git_repository *repo,
 			  char **err);
 
