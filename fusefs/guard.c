@@ -244,20 +244,18 @@ int sfs_gitdir_judge(int rootfd, const char *relpath, enum sfs_op op, struct sfs
 		size_t n = end - start;
 
 		/* config, hooks/...: what git runs, if the directory above
-		 * is a git directory already. */
-		if (sfs_gitdir_command_name(name, n) &&
-		    sfs_gitdir_complete(gitdir_parts(rootfd, relpath, dirlen))) {
+		 * is a git directory already; and the last name, made now:
+		 * would it complete one? The host is asked once for both. */
+		bool command = sfs_gitdir_command_name(name, n);
+		unsigned part = end == len && op_makes_name(op) ? sfs_gitdir_part(name, n) : 0;
+		unsigned have = command || part ? gitdir_parts(rootfd, relpath, dirlen) : 0;
+		if (command && sfs_gitdir_complete(have)) {
 			sfs_gitdir_refuse(out, false);
 			return 1;
 		}
-		/* The last name, made now: would it complete one? */
-		unsigned part = end == len && op_makes_name(op) ? sfs_gitdir_part(name, n) : 0;
-		if (part) {
-			unsigned have = gitdir_parts(rootfd, relpath, dirlen);
-			if (!(have & part) && sfs_gitdir_complete(have | part)) {
-				sfs_gitdir_refuse(out, true);
-				return 1;
-			}
+		if (part && !(have & part) && sfs_gitdir_complete(have | part)) {
+			sfs_gitdir_refuse(out, true);
+			return 1;
 		}
 		start = end + 1;
 	}
