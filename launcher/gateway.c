@@ -178,32 +178,37 @@ static int write_in(const char *dir, const char *name, const char *text, int mod
 	return r;
 }
 
+/* NETDIR/NAME: the entries of V, one a line. */
+static int write_lines(const char *netdir, const char *name, const struct strv *v)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	if (!f)
+		return -ENOMEM;
+	for (size_t i = 0; i < v->n; i++)
+		fprintf(f, "%s\n", v->v[i]);
+	if (fclose(f) != 0) {
+		free(buf);
+		return -ENOMEM;
+	}
+	int r = write_in(netdir, name, buf, 0644);
+	free(buf);
+	return r;
+}
+
 /* NETDIR's files from the allowlist and the upstreams: the servers file
  * dnsmasq rereads, and the lists `sandy allow` starts from. */
 static int write_allowlist(const char *netdir, const struct strv *allow, const struct strv *up)
 {
 	cleanup_free char *servers = egress_servers_file(allow, up);
-	char *buf = NULL, *ubuf = NULL;
-	size_t len = 0, ulen = 0;
-	FILE *f = open_memstream(&buf, &len), *u = open_memstream(&ubuf, &ulen);
-	int r = f && u ? 0 : -ENOMEM;
+	int r = servers ? write_in(netdir, "servers", servers, 0644) : -ENOMEM;
 
-	for (size_t i = 0; f && i < allow->n; i++)
-		fprintf(f, "%s\n", allow->v[i]);
-	for (size_t i = 0; u && i < up->n; i++)
-		fprintf(u, "%s\n", up->v[i]);
-	if (f && fclose(f) != 0)
-		r = -ENOMEM;
-	if (u && fclose(u) != 0)
-		r = -ENOMEM;
 	if (r == 0)
-		r = write_in(netdir, "servers", servers, 0644);
+		r = write_lines(netdir, "allow", allow);
 	if (r == 0)
-		r = write_in(netdir, "allow", buf, 0644);
-	if (r == 0)
-		r = write_in(netdir, "upstreams", ubuf, 0644);
-	free(buf);
-	free(ubuf);
+		r = write_lines(netdir, "upstreams", up);
 	return r;
 }
 
@@ -381,21 +386,7 @@ int gateway_start(const struct gateway_spec *spec, uid_t agent_uid, struct gatew
 /* The allowlist as the proxy reads it, an entry a line. */
 static int write_allow(const char *netdir, const struct strv *allow)
 {
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-
-	if (!f)
-		return -ENOMEM;
-	for (size_t i = 0; i < allow->n; i++)
-		fprintf(f, "%s\n", allow->v[i]);
-	if (fclose(f) != 0) {
-		free(buf);
-		return -ENOMEM;
-	}
-	int r = write_in(netdir, "allow", buf, 0644);
-	free(buf);
-	return r;
+	return write_lines(netdir, "allow", allow);
 }
 
 int gateway_start_proxy(const struct gateway_spec *spec, struct gateway *g)

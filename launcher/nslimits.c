@@ -293,9 +293,7 @@ static int try_v2(const char *cg, const char *mi, const char *id, struct nslimit
 	if (r < 0) {
 		*why = sandy_asprintf("cannot set the limits of '%s': %s", nl->cgroup,
 				      strerror(-r));
-		rmdir(nl->cgroup);
-		free(nl->cgroup);
-		nl->cgroup = NULL;
+		rmdir(nl->cgroup); /* the caller forgets it */
 		return r;
 	}
 	nl->how = NSLIMITS_CGROUP2;
