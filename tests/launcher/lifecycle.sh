@@ -59,7 +59,10 @@ next_start() {
 
 # --- the container killed from outside
 start_session
-check "docker kill: the container runs" test -n "$(docker ps -q --filter "label=sandy.project=$proj")"
+# Asked again for a while: under load the engine's answer can lag the
+# command's first output.
+container_listed() { test -n "$(docker ps -q --filter "label=sandy.project=$proj")"; }
+check "docker kill: the container runs" wait_until 20 container_listed
 docker kill "$(docker ps -q --filter "label=sandy.project=$proj")" >/dev/null
 finish "docker kill" 137 "killed by SIGKILL"
 
