@@ -4,7 +4,7 @@
 #ifndef SANDYFS_DAEMON_H
 #define SANDYFS_DAEMON_H
 
-#include "rules.h"
+#include "policy/rules.h"
 
 #include <stdbool.h>
 

@@ -3,11 +3,11 @@
  * directory's private directories (from the store) after its own entries.
  * The rules of ops.c hold here too. */
 #include "fs.h"
-#include "compat.h"
+#include "host/compat.h"
 #include "guard.h"
 #include "inode.h"
 #include "stats.h"
-#include "path.h"
+#include "policy/path.h"
 #include "common/util.h"
 
 #include <dirent.h>

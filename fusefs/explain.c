@@ -14,16 +14,16 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "compat.h"
+#include "host/compat.h"
 #include "explain.h"
 #include "daemon.h"
 #include "guard.h"
 #include "owner.h"
-#include "path.h"
-#include "policy.h"
-#include "rules.h"
+#include "policy/path.h"
+#include "policy/policy.h"
+#include "policy/rules.h"
 #include "sandyfs_help.h"
-#include "store.h"
+#include "host/store.h"
 #include "common/quote.h"
 #include "common/cli.h"
 #include "common/util.h"

@@ -14,10 +14,10 @@
 #define SANDYFS_FS_H
 
 #include "ops.h"
-#include "creds.h"
+#include "host/creds.h"
 #include "guard.h"
 #include "inode.h"
-#include "path.h"
+#include "policy/path.h"
 #include "stats.h"
 
 #include <pthread.h>

@@ -1,10 +1,10 @@
 /* guard.c - see guard.h. */
 #include "guard.h"
-#include "compat.h"
-#include "gitshape.h"
+#include "host/compat.h"
+#include "policy/gitshape.h"
 #include "links.h"
-#include "symchain.h"
-#include "path.h"
+#include "policy/symchain.h"
+#include "policy/path.h"
 #include "common/err.h"
 #include "common/util.h"
 

@@ -16,7 +16,7 @@
 #include "audit.h"
 #include "inode.h"
 #include "owner.h"
-#include "policy.h"
+#include "policy/policy.h"
 
 #include <stdbool.h>
 #include <sys/types.h>

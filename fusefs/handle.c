@@ -5,8 +5,8 @@
  * fallocate, copy_file_range, lseek). The rules of ops.c hold here too. */
 #include "fs.h"
 #include "deferred.h"
-#include "compat.h"
-#include "creds.h"
+#include "host/compat.h"
+#include "host/creds.h"
 #include "guard.h"
 #include "inode.h"
 #include "stats.h"

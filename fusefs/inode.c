@@ -1,7 +1,7 @@
 /* inode.c - see inode.h. One mutex guards the whole table: every critical
  * section is a few pointer updates, and host calls are made outside it. */
 #include "inode.h"
-#include "path.h"
+#include "policy/path.h"
 #include "common/util.h"
 
 #include <errno.h>

@@ -15,7 +15,7 @@
 #ifndef SANDYFS_INODE_H
 #define SANDYFS_INODE_H
 
-#include "compat.h"
+#include "host/compat.h"
 
 #include <limits.h>
 #include <stdbool.h>

@@ -3,8 +3,8 @@
  * "a/b/..." that follow it once names sorting between them, "a/b-c", are
  * skipped), under one mutex. */
 #include "links.h"
-#include "compat.h"
-#include "path.h"
+#include "host/compat.h"
+#include "policy/path.h"
 #include "common/util.h"
 
 #include <dirent.h>

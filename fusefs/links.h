@@ -13,7 +13,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "symchain.h"
+#include "policy/symchain.h"
 
 #define SFS_LINKS_MAX	    200000
 #define SFS_LINKS_MAX_BYTES (64u << 20)

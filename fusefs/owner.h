@@ -17,7 +17,7 @@
 #ifndef SANDYFS_OWNER_H
 #define SANDYFS_OWNER_H
 
-#include "compat.h"
+#include "host/compat.h"
 
 #include <stdbool.h>
 

@@ -4,7 +4,7 @@
  * directory lock that a request in flight holds, and that request may need
  * the table. */
 #include "watch.h"
-#include "path.h"
+#include "policy/path.h"
 #include "common/util.h"
 
 #include <errno.h>

@@ -3,13 +3,13 @@
  * ownership mark (owner.h) is the daemon's, never shown, set or removed
  * through the mount. The rules of ops.c hold here too. */
 #include "fs.h"
-#include "compat.h"
-#include "creds.h"
+#include "host/compat.h"
+#include "host/creds.h"
 #include "guard.h"
 #include "inode.h"
 #include "owner.h"
 #include "stats.h"
-#include "path.h"
+#include "policy/path.h"
 #include "common/util.h"
 
 #include <errno.h>

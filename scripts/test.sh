@@ -93,7 +93,7 @@ engine_lane() {
 	part normal "" launcher/ network/ git/ install/ workflows/ \
 		cli/ecosystems.sh cli/completion.sh cli/manpage.sh attack/boxed.sh attack/planted.sh
 	# The portable flavour gives sandy the shape a Mac gets
-	# (launcher/platform.h), which serves only in the engine's world:
+	# (launcher/sys/platform.h), which serves only in the engine's world:
 	# its guard, and whole sessions against an engine of its own.
 	wanted fallback && build fallback
 	part fallback "" launcher/portable.sh launcher/dind.sh

@@ -15,9 +15,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "canon.h"
-#include "policy.h"
-#include "rules.h"
+#include "policy/canon.h"
+#include "policy/policy.h"
+#include "policy/rules.h"
 
 /* A mix of what an agent session looks up and writes in a JS/Python repo. */
 static const char *const paths[] = {

@@ -12,9 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "policy.h"
-#include "symchain.h"
-#include "rules.h"
+#include "policy/policy.h"
+#include "policy/symchain.h"
+#include "policy/rules.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

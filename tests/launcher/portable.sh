@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The portable shape of sandy (launcher/platform.h), the build a Mac gets,
+# The portable shape of sandy (launcher/sys/platform.h), the build a Mac gets,
 # made here with -Dportable_fallback=true: common/portable-include refuses
 # what only Linux has, so that the shape compiling here means it compiles
 # there; and the shape's sandy never mounts on this host, never runs

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "canon.h"
+#include "policy/canon.h"
 #include "tap.h"
 
 static char out[4096];

@@ -1,6 +1,6 @@
 /* test_compat.c - the portability layer: nothing it resolves leaves the
  * anchor directory or follows a symlink, in either flavour. */
-#include "compat.h"
+#include "host/compat.h"
 #include "scratch.h"
 #include "tap.h"
 

@@ -1,4 +1,4 @@
-/* test_egress.c - the network allowlist as data (launcher/egress.c): the
+/* test_egress.c - the network allowlist as data (launcher/world/egress.c): the
  * domain check every entry passes (hostile strings included), the lists
  * from a variable, the built-in entries per agent and project type, the
  * resolvers taken from a resolv.conf, the servers file (a name without its
@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "common/util.h"
-#include "launcher/egress.h"
+#include "launcher/world/egress.h"
 
 #include <errno.h>
 #include "tap.h"

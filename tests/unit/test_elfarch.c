@@ -1,10 +1,10 @@
 /* test_elfarch.c - whether a program runs on an engine's machine
- * (launcher/elfarch.c): the architectures' names as docker and podman give
+ * (launcher/runtime/elfarch.c): the architectures' names as docker and podman give
  * them, ELF headers of each machine and of what must not pass (another
  * machine, 32-bit, big-endian, another system's ABI, an object file, a
  * truncated header, a script, a Mach-O program), and real files: this
  * test's own executable, which runs here, and a shell script. */
-#include "launcher/elfarch.h"
+#include "launcher/runtime/elfarch.h"
 
 #include "scratch.h"
 #include "tap.h"

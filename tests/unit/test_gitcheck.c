@@ -1,5 +1,5 @@
 /*
- * test_gitcheck: sfs_git_check_commit (fusefs/policy/gitcheck.c) on real
+ * test_gitcheck: sfs_git_check_commit (fusefs/git/gitcheck.c) on real
  * libgit2 repositories in a scratch directory, with the shipped rules of a
  * Node project (base + node) and a few rules added by hand.
  *
@@ -36,12 +36,12 @@
 
 #include <git2.h>
 
-#include "canon.h"
+#include "policy/canon.h"
 #include "config.h"
-#include "gitcheck.h"
-#include "policy.h"
-#include "symchain.h"
-#include "rules.h"
+#include "git/gitcheck.h"
+#include "policy/policy.h"
+#include "policy/symchain.h"
+#include "policy/rules.h"
 #include "scratch.h"
 #include "tap.h"
 

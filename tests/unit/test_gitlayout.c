@@ -1,8 +1,8 @@
 /* test_gitlayout.c - what libgit2 adds to the policy at mount time: the
  * core.hooksPath directory and a gitdir kept outside .git, inside SOURCE,
  * present or absent; nothing outside SOURCE. */
-#include "gitlayout.h"
-#include "policy.h"
+#include "git/gitlayout.h"
+#include "policy/policy.h"
 #include "scratch.h"
 #include "tap.h"
 

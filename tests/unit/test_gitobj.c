@@ -22,7 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gitobj.h"
+#include "policy/gitobj.h"
 #include "tap.h"
 
 /* ---- trees, byte by byte ------------------------------------------------ */

@@ -5,8 +5,8 @@
  * paths in the tree, excludes and attributes files, from the repository's
  * config, the user's global one and the system's; nothing outside SOURCE,
  * and nothing for settings that name no path. */
-#include "gitlayout.h"
-#include "policy.h"
+#include "git/gitlayout.h"
+#include "policy/policy.h"
 #include "scratch.h"
 #include "tap.h"
 

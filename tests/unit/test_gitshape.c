@@ -1,7 +1,7 @@
 /* test_gitshape.c - the shape of a git directory (fusefs/policy/gitshape.c):
  * which names are its parts, in every spelling a host folds to them, when
  * they complete it, and which names git reads commands from inside it. */
-#include "gitshape.h"
+#include "policy/gitshape.h"
 #include "tap.h"
 
 #include <errno.h>

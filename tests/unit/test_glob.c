@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "glob.h"
+#include "policy/glob.h"
 #include "tap.h"
 
 /* Does GLOB (alone) match SUBJECT? -1 when the glob does not compile. */

@@ -10,9 +10,9 @@
  * The guard only decides: nothing on disk moves. */
 #include "guard.h"
 #include "config.h"
-#include "rules.h"
+#include "policy/rules.h"
 #include "scratch.h"
-#include "store.h"
+#include "host/store.h"
 #include "tap.h"
 
 #include <cJSON.h>

@@ -1,4 +1,4 @@
-/* test_kube.c - a session's Kubernetes manifests (launcher/kube.c), read
+/* test_kube.c - a session's Kubernetes manifests (launcher/world/kube.c), read
  * back as a cluster would: the agent's container holds no capability and
  * no privilege, sees no device, no host path and no git credential; the
  * credential's Secret is mounted by the clone and sandyfs alone; sandyfs's
@@ -21,7 +21,7 @@
 #include <string.h>
 
 #include "common/util.h"
-#include "launcher/kube.h"
+#include "launcher/world/kube.h"
 
 #include <errno.h>
 #include "tap.h"

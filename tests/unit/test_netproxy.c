@@ -1,4 +1,4 @@
-/* test_netproxy.c - the allowlisting proxy's protocol (launcher/netproxy.c):
+/* test_netproxy.c - the allowlisting proxy's protocol (launcher/world/netproxy.c):
  * request heads as HTTP clients send a proxy (CONNECT, absolute URLs, a
  * user in the URL, IPv6 addresses, a head in pieces) and the ones it
  * refuses (hostile hosts, smuggled lines, folded headers, https:// in a
@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "common/util.h"
-#include "launcher/netproxy.h"
+#include "launcher/world/netproxy.h"
 
 #include <errno.h>
 #include "tap.h"

@@ -1,5 +1,5 @@
 /* test_nslimits.c - how the limits of a session without a container
- * (launcher/nslimits.c) read the kernel: this process's cgroup per
+ * (launcher/runtime/nslimits.c) read the kernel: this process's cgroup per
  * controller in /proc/self/cgroup (v2's "0::" line, v1's controller
  * lists), where each hierarchy is mounted in /proc/self/mountinfo (its
  * root, escapes, v1's super options), the cgroup's directory under a mount
@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "common/util.h"
-#include "launcher/nslimits.h"
+#include "launcher/runtime/nslimits.h"
 
 #include <errno.h>
 #include "tap.h"

@@ -3,7 +3,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "path.h"
+#include "policy/path.h"
 #include "tap.h"
 
 static bool normalises_to(const char *in, const char *want)

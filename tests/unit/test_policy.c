@@ -24,9 +24,9 @@
 #include <cJSON.h>
 
 #include "config.h"
-#include "policy.h"
-#include "symchain.h"
-#include "rules.h"
+#include "policy/policy.h"
+#include "policy/symchain.h"
+#include "policy/rules.h"
 #include "tap.h"
 #include "common/strv.h"
 

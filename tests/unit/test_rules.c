@@ -15,8 +15,8 @@
 #include <unistd.h>
 
 #include "config.h"
-#include "policy.h"
-#include "rules.h"
+#include "policy/policy.h"
+#include "policy/rules.h"
 #include "scratch.h"
 #include "tap.h"
 

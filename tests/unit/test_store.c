@@ -1,10 +1,10 @@
-/* test_store.c - the project's store (fusefs/store.c): its default place,
+/* test_store.c - the project's store (fusefs/host/store.c): its default place,
  * one per project; opening it makes its tree and takes the shared lock;
  * mirrors of SOURCE's directories made on demand with their owner and
  * mode; clearing refused while a daemon holds it, complete once none does;
  * the size of the private directories. */
-#include "store.h"
-#include "compat.h"
+#include "host/store.h"
+#include "host/compat.h"
 #include "scratch.h"
 #include "tap.h"
 

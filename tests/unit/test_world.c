@@ -13,7 +13,7 @@
 #include <sys/stat.h>
 
 #include "common/cachedir.h"
-#include "launcher/world.h"
+#include "launcher/world/world.h"
 #include "scratch.h"
 #include "tap.h"
 

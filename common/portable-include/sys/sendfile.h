@@ -1,2 +1,2 @@
 /* Portable shape (common/portable-include/README.md). */
-#error "<sys/sendfile.h> is Linux's: the portable shape of sandy does without it (launcher/platform.h)"
+#error "<sys/sendfile.h> is Linux's: the portable shape of sandy does without it (launcher/sys/platform.h)"
