@@ -3,7 +3,7 @@
 #include "daemon.h"
 #include "audit.h"
 #include "host/compat.h"
-#include "git/gitlayout.h"
+#include "git/source.h"
 #include "git/gitpriv.h"
 #include "ops.h"
 #include "stats.h"
@@ -212,33 +212,6 @@ static int detach(const struct sfs_mount_opts *o)
 	return 0;
 }
 
-/* The rule files (rules.h) plus the git layout (gitlayout.h). A rule file
- * that does not load stops the mount: there is no half-read policy. */
-int sfs_load_policy(const struct sfs_rule_opts *rules, const char *source, struct sfs_policy **out)
-{
-	char *err = NULL;
-	int r = sfs_policy_load(rules, source, out, &err);
-
-	if (r < 0) {
-		error("cannot load rules: %s", err ? err : strerror(-r));
-		free(err);
-		return r;
-	}
-	r = sfs_git_protect_layout(*out, source, &err);
-	if (r < 0) {
-		/* What git would run from outside .git (core.hooksPath, a
-		 * separate gitdir) is unknown: no mount with that hole. */
-		error("%s; git's hooks directory cannot be protected, so nothing is mounted",
-		      err ? err : strerror(-r));
-		free(err);
-		sfs_policy_free(*out);
-		*out = NULL;
-		return r;
-	}
-	free(err);
-	return 0;
-}
-
 /* FUSE over io_uring: requests come through rings shared with the kernel
  * instead of a read and a write of /dev/fuse each. libfuse 3.18 and newer
  * speak it; the kernel offers it only when root has switched it on
@@ -287,12 +260,10 @@ static int absolute_path(const char *path, char *out, size_t size)
  * private repository is refreshed from SOURCE's unless another mount of
  * the project is using it. A repository that cannot be refreshed is
  * served as it is: the agent's git says what is wrong with it. */
-static void private_git(struct sfs_policy *policy, struct sfs_store *store, const char *source,
-			const char *host_git_at)
+static void private_git(struct sfs_store *store, const char *source, const char *host_git_at)
 {
 	cleanup_free char *note = NULL, *err = NULL;
 
-	sfs_policy_set_private_git(policy, true);
 	int r = sfs_store_lock_alone(store);
 	if (r == -EBUSY) {
 		cleanup_free char *shown = quote_str(source);
@@ -427,7 +398,13 @@ int sfs_mount_main(const struct sfs_mount_opts *o)
 	};
 	struct sfs_policy *policy = NULL;
 	struct sfs_audit *audit = NULL;
-	int r = sfs_load_policy(&o->rules, source, &policy);
+	struct sfs_source src = {&o->rules, source, o->private_git};
+	char *perr = NULL;
+	int r = sfs_source_policy(&src, &policy, &perr);
+	if (r < 0) {
+		error("%s", perr ? perr : strerror(-r));
+		free(perr);
+	}
 	if (r == 0 && o->audit_file) {
 		static const struct sfs_audit_limits limits = {.burst = 200, .rate = 50};
 		r = sfs_audit_open(o->audit_file, &limits, &audit);
@@ -460,7 +437,7 @@ int sfs_mount_main(const struct sfs_mount_opts *o)
 		return 1;
 	}
 	if (o->private_git)
-		private_git(policy, store, source, o->git_host_path);
+		private_git(store, source, o->git_host_path);
 	r = sfs_fs_new(rootfd, &cfg, policy, audit, store, &fs, &err);
 	if (r < 0) {
 		cleanup_free char *shown = quote_str(o->source);

@@ -27,11 +27,6 @@ struct sfs_mount_opts {
 	double cache_timeout;
 };
 
-/* The policy for SOURCE: the rule files (rules.h) plus its git layout
- * (gitlayout.h), as the mount and `sandyfs git` use it. Says what failed
- * on stderr. */
-int sfs_load_policy(const struct sfs_rule_opts *rules, const char *source, struct sfs_policy **out);
-
 /* Mounts and serves; returns the process exit status (0 once unmounted
  * cleanly; in the parent of a daemonized mount, 0 once the mount is live). */
 int sfs_mount_main(const struct sfs_mount_opts *o);

@@ -16,7 +16,7 @@
 
 #include "host/compat.h"
 #include "explain.h"
-#include "daemon.h"
+#include "git/source.h"
 #include "guard.h"
 #include "owner.h"
 #include "policy/path.h"
@@ -29,22 +29,25 @@
 #include "common/util.h"
 
 static const char explain_usage[] =
-	"usage: sandyfs explain [RULE OPTIONS] [--store DIR] [--json] SOURCE PATH...\n"
+	"usage: sandyfs explain [RULE OPTIONS] [--private-git] [--store DIR] [--json] SOURCE PATH...\n"
 	"\n"
 	"For each PATH (relative to SOURCE, or SOURCE/PATH; it need not exist): its class,\n"
 	"the rule that decided it (file, line, entry), why, and what you can do about a\n"
 	"path the agent may not change. A file the agent created through the mount is\n"
 	"'owned'; a private path lives in the project's store (--store, as for mount).\n"
 	"\n" SANDYFS_HELP_RULE_OPTIONS
+	"      --private-git      as a mount with --private-git: .git is the agent's own\n"
 	"      --store DIR        the project's store (default: as `sandyfs mount`)\n"
 	"      --json             print JSON instead of text\n";
 static const char rules_usage[] =
-	"usage: sandyfs rules [RULE OPTIONS] [--json] SOURCE\n"
+	"usage: sandyfs rules [RULE OPTIONS] [--private-git] [--json] SOURCE\n"
 	"       sandyfs rules --types\n"
 	"\n"
 	"The effective policy for SOURCE: the rule files read and every rule by class.\n"
 	"--types prints the project types --type takes, one per line.\n"
-	"\n" SANDYFS_HELP_RULE_OPTIONS "      --json             print JSON instead of text\n";
+	"\n" SANDYFS_HELP_RULE_OPTIONS
+	"      --private-git      as a mount with --private-git: .git is the agent's own\n"
+	"      --json             print JSON instead of text\n";
 
 /* A usage error of `sandyfs CMD` points at `sandyfs CMD --help`. */
 static const struct cli explain_cli = {"sandyfs", "sandyfs explain --help", 2};
@@ -58,6 +61,7 @@ static const struct cli *cli_of(const char *cmd)
 struct cmd {
 	struct sfs_rule_opts ro;
 	bool json;
+	bool private_git;
 	const char *store;
 	int first_arg;
 };
@@ -69,6 +73,7 @@ static int parse_args(int argc, char **argv, struct cmd *c, const char *usage)
 		SFS_RULE_LONG_OPTS,
 		{"json", no_argument, NULL, 'j'},
 		{"store", required_argument, NULL, 's'},
+		{"private-git", no_argument, NULL, 'p'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -92,6 +97,9 @@ static int parse_args(int argc, char **argv, struct cmd *c, const char *usage)
 			break;
 		case 's':
 			c->store = optarg;
+			break;
+		case 'p':
+			c->private_git = true;
 			break;
 		case 'h':
 			fputs(usage, stdout);
@@ -269,11 +277,17 @@ static const char *advice(const struct sfs_decision *d, bool exists, bool owners
 	}
 }
 
-/* The policy the mount of SOURCE applies, rule files and git layout
- * alike (sfs_load_policy): what explain says is what the mount does. */
+/* The policy the mount of SOURCE applies, assembled as the mount
+ * assembles it (git/source.h): what explain says is what the mount does. */
 static int load(struct cmd *c, const char *source, struct sfs_policy **p)
 {
-	return sfs_load_policy(&c->ro, source, p) < 0 ? 1 : 0;
+	struct sfs_source src = {&c->ro, source, c->private_git};
+	cleanup_free char *err = NULL;
+	int r = sfs_source_policy(&src, p, &err);
+
+	if (r < 0)
+		fprintf(stderr, "sandyfs: %s\n", err ? err : strerror(-r));
+	return r < 0 ? 1 : 0;
 }
 
 static cJSON *rule_json(const struct sfs_decision *d)
@@ -515,6 +529,9 @@ int sandyfs_cmd_rules(int argc, char **argv)
 			quote_json_add(o, "origin", so->origin);
 			cJSON_AddItemToArray(src, o);
 		}
+		for (size_t i = 0; sfs_policy_private_git_rule(p, i); i++)
+			cJSON_AddItemToArray(rules,
+					     rule_entry_json(sfs_policy_private_git_rule(p, i)));
 		for (size_t i = 0; i < sfs_policy_immutable_count(p); i++)
 			cJSON_AddItemToArray(rules, rule_entry_json(sfs_policy_immutable(p, i)));
 		for (size_t i = 0; i < sfs_policy_rule_count(p); i++)
@@ -547,6 +564,9 @@ int sandyfs_cmd_rules(int argc, char **argv)
 		if (order[k] == SFS_CLASS_IMMUTABLE)
 			for (size_t i = 0; i < sfs_policy_immutable_count(p); i++)
 				print_rule_line(sfs_policy_immutable(p, i));
+		if (order[k] == SFS_CLASS_PRIVATE)
+			for (size_t i = 0; sfs_policy_private_git_rule(p, i); i++)
+				print_rule_line(sfs_policy_private_git_rule(p, i));
 		for (size_t i = 0; i < sfs_policy_rule_count(p); i++) {
 			const struct sfs_rule *r = sfs_policy_rule(p, i);
 

@@ -1,7 +1,7 @@
 /* gitback.c - see gitpriv.h: `sandyfs git list|import|check`, the way
  * the agent's commits come back. */
 #include "gitpriv.h"
-#include "daemon.h"
+#include "source.h"
 #include "gitcheck.h"
 #include "gitlayout.h"
 #include "gitrefs.h"
@@ -203,6 +203,20 @@ struct work {
 	struct sfs_policy *policy;
 };
 
+/* SOURCE's policy as the mount without a private repository has it: the
+ * import judges what would land in the user's checkout. */
+static int load_policy(const struct sfs_rule_opts *rules, const char *source,
+		       struct sfs_policy **out)
+{
+	struct sfs_source src = {rules, source, false};
+	cleanup_free char *err = NULL;
+	int r = sfs_source_policy(&src, out, &err);
+
+	if (r < 0)
+		sfs_git_say("%s", err ? err : strerror(-r));
+	return r;
+}
+
 static void work_free(struct work *w)
 {
 	git_repository_free(w->repo);
@@ -348,7 +362,7 @@ static int work_open(struct work *w, const struct sfs_rule_opts *rules, const ch
 		sfs_git_say("cannot read the refs: %s", strerror(-r));
 		return r;
 	}
-	return sfs_load_policy(rules, w->source, &w->policy) < 0 ? -EINVAL : 0;
+	return load_policy(rules, w->source, &w->policy);
 }
 
 /* The id NAME resolves to in REFS (following symbolic refs), or NULL. */
@@ -1097,7 +1111,7 @@ int sfs_git_check_main(const struct sfs_rule_opts *rules, const char *git_dir, c
 			    sfs_git_message());
 		goto done;
 	}
-	if (sfs_load_policy(rules, real, &policy) < 0)
+	if (load_policy(rules, real, &policy) < 0)
 		goto done;
 	if (sfs_git_objects_new(host, &seen) < 0)
 		goto done;

@@ -1048,6 +1048,13 @@ const struct sfs_rule *sfs_policy_immutable(const struct sfs_policy *p, size_t i
 	return i <= p->nimm ? &p->imm[i - 1].rule : NULL;
 }
 
+const struct sfs_rule *sfs_policy_private_git_rule(const struct sfs_policy *p, size_t i)
+{
+	static const struct sfs_rule *const rules[] = {&rule_private_git, &rule_private_worktrees};
+
+	return p->private_git && i < ARRAY_SIZE(rules) ? rules[i] : NULL;
+}
+
 size_t sfs_policy_source_count(const struct sfs_policy *p)
 {
 	return p->nsources;

@@ -240,6 +240,9 @@ const struct sfs_rule *sfs_policy_rule(const struct sfs_policy *p, size_t i);
 /* Immutable rules: index 0 is the built-in .git rule, then the added paths. */
 size_t sfs_policy_immutable_count(const struct sfs_policy *p);
 const struct sfs_rule *sfs_policy_immutable(const struct sfs_policy *p, size_t i);
+/* With a private repository, its built-in rules (.git, then .worktrees),
+ * which decide before any other; NULL past them, or without one. */
+const struct sfs_rule *sfs_policy_private_git_rule(const struct sfs_policy *p, size_t i);
 size_t sfs_policy_source_count(const struct sfs_policy *p);
 const struct sfs_rule_source *sfs_policy_source(const struct sfs_policy *p, size_t i);
 

@@ -364,7 +364,7 @@ static void check_rules(struct doctor *d)
 	}
 	/* The rule sources' names, as the session takes them. */
 	struct policy_rules rules;
-	policy_rules_fetch(&d->fs, &d->o->rule_args, &rules);
+	policy_rules_fetch(&d->fs, &d->o->rule_args, false, &rules);
 	cleanup_free char *names = join(&rules.sources);
 	item(d, OK, "rules", "the policy loads: %s", names ? names : "");
 	strv_extend(&d->sources, &rules.sources);

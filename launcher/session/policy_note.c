@@ -32,6 +32,7 @@ void policy_rules_free(struct policy_rules *s)
 {
 	strv_free(&s->write_globs);
 	strv_free(&s->private_globs);
+	strv_free(&s->layout);
 	strv_free(&s->sources);
 }
 
@@ -56,8 +57,17 @@ static int parse_rules(const char *json, struct policy_rules *out)
 		const char *cls = string_item(e, "class"), *pat = string_item(e, "pattern");
 		if (r == 0 && cls && pat && !strcmp(cls, "writable"))
 			r = push_unique(&out->write_globs, pat);
-		if (r == 0 && cls && pat && !strcmp(cls, "private"))
+		const char *key = string_item(e, "key"), *file = string_item(e, "file");
+		const cJSON *index = cJSON_GetObjectItemCaseSensitive(e, "index");
+		/* The private repository has a paragraph of its own. */
+		if (r == 0 && cls && pat && !strcmp(cls, "private") &&
+		    !(key && !strcmp(key, "private-git")))
 			r = push_unique(&out->private_globs, pat);
+		/* What git's layout adds to the built-in .git (index 0). */
+		if (r == 0 && cls && pat && !strcmp(cls, "immutable") && file &&
+		    !strcmp(file, "(built-in)") && cJSON_IsNumber(index) && index->valuedouble > 0)
+			r = strv_pushf(&out->layout, "%s (%s)", pat,
+				       string_item(e, "why") ? string_item(e, "why") : "git's layout");
 	}
 	cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(root, "sources"))
 	{
@@ -81,13 +91,17 @@ static int parse_rules(const char *json, struct policy_rules *out)
 }
 
 void policy_rules_fetch(const struct sandyfs_prog *fs, const struct strv *rule_args,
-			struct policy_rules *out)
+			bool private_git, struct policy_rules *out)
 {
-	cleanup_strv struct strv argv = {0};
+	cleanup_strv struct strv argv = {0}, args = {0};
 	cleanup_free char *json = NULL;
+	int r = strv_extend(&args, rule_args);
 
+	/* Asked as the mount serves it: with the agent's own .git. */
+	if (r == 0 && private_git)
+		r = strv_push(&args, "--private-git");
 	*out = (struct policy_rules){.owned = true};
-	if (sandyfs_query_argv(&argv, fs, "rules", true, rule_args) == 0 &&
+	if (r == 0 && sandyfs_query_argv(&argv, fs, "rules", true, &args) == 0 &&
 	    proc_run(argv.v, PROC_IN_NULL | PROC_OUT_CAPTURE | PROC_ERR_NULL, &json, NULL) == 0)
 		parse_rules(json, out);
 }
@@ -204,6 +218,11 @@ int policy_note_text(const struct policy_note *n, char **text)
 			".\nThey are kept outside the project (the host never sees or runs what\n"
 			"they hold), and survive the session: install dependencies and build\n"
 			"there freely. The host's own copies of them are not visible here.\n");
+	}
+	if (p->layout.n) {
+		fprintf(f, "\nThis repository's git layout keeps these read-only as well:\n\n");
+		for (size_t i = 0; i < p->layout.n; i++)
+			fprintf(f, "    %s\n", p->layout.v[i]);
 	}
 	fprintf(f,
 		"\nEverything else is read-only. Protected names (.git internals, .envrc,\n"

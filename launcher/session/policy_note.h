@@ -15,15 +15,16 @@
 struct policy_rules {
 	struct strv write_globs;   /* writable rules' patterns */
 	struct strv private_globs; /* private rules' patterns */
+	struct strv layout;	   /* "PATH (WHY)": what git's layout makes immutable */
 	struct strv sources;	   /* the rule sources' names ("base", "node", ...) */
 	bool owned;		   /* what the agent creates is its own */
 };
 
-/* Asks sandyfs (FS) for the policy it serves the project with. Empty
- * lists when it cannot say: the note then describes the policy without
- * them. */
+/* Asks sandyfs (FS) for the policy it serves the project with (with
+ * PRIVATE_GIT, as a mount with the agent's own .git). Empty lists when it
+ * cannot say: the note then describes the policy without them. */
 void policy_rules_fetch(const struct sandyfs_prog *fs, const struct strv *rule_args,
-			struct policy_rules *out);
+			bool private_git, struct policy_rules *out);
 void policy_rules_free(struct policy_rules *r);
 
 struct policy_note {

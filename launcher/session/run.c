@@ -712,7 +712,7 @@ static int setup(struct run *r)
 		return e;
 	/* Asked once: the note says it, the allowlist's registries follow it. */
 	if (r->fs.argv.n)
-		policy_rules_fetch(&r->fs, &r->o->rule_args, &r->rules);
+		policy_rules_fetch(&r->fs, &r->o->rule_args, r->host_git_seen != NULL, &r->rules);
 	if ((e = choose_allowlist(r)) < 0)
 		return e;
 	if ((e = write_policy_note(r)) < 0)
