@@ -8,13 +8,16 @@
 #include "world/egress.h"
 #include "runtime/engine.h"
 #include "runtime/fsbox.h"
+#include "runtime/images.h"
 #include "runtime/gateway.h"
+#include "session/allow.h"
 #include "sys/host.h"
 #include "world/kube.h"
 #include "runtime/nsrun.h"
 #include "sys/proc.h"
 #include "session/run.h"
 #include "sandy_help.h"
+#include "runtime/fsquery.h"
 #include "runtime/sandyfs.h"
 #include "world/world.h"
 
@@ -557,9 +560,9 @@ static int cmd_build_image(int argc, char **argv)
 		return usage_error("--fs-from-source is for sandyfs's image, which --gateway-only "
 				   "does not build");
 	if (fs_only)
-		return engine_build_fs_image(engine, from, fs_from_source) < 0 ? SANDY_EXIT_FAILURE
+		return images_build_fs(engine, from, fs_from_source) < 0 ? SANDY_EXIT_FAILURE
 									       : 0;
-	return engine_build_image(engine, gateway_only ? NULL : image, gateway, from,
+	return images_build(engine, gateway_only ? NULL : image, gateway, from,
 				  split < argc ? argv + split + 1 : NULL, fs_from_source) < 0
 		       ? SANDY_EXIT_FAILURE
 		       : 0;
@@ -867,7 +870,7 @@ static int cmd_allow(int argc, char **argv)
 	}
 	if (!domain)
 		return usage_error("allow needs a DOMAIN");
-	return gateway_allow_command(domain, session);
+	return session_allow(domain, session);
 }
 
 /* Every command reads the user's configuration (config.json, rules.d)

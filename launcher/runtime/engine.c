@@ -1,7 +1,6 @@
 /* engine.c - see engine.h. */
 
 #include "engine.h"
-#include "fsbox.h"
 #include "sys/proc.h"
 
 #include "config.h"
@@ -159,24 +158,19 @@ static bool image_declares_agent(const char *engine, const char *image, const ch
  * 1 when found, 0 when not, -1 when the image cannot tell (no shell). */
 static int image_has_program(const char *engine, const char *image, const char *program)
 {
-	char *argv[] = {(char *)engine,
-			"run",
-			"--rm",
-			"--network=none",
-			"--cap-drop=ALL",
-			"--security-opt=no-new-privileges",
-			"--entrypoint",
-			"sh",
-			"--",
-			(char *)image,
-			"-c",
-			"command -v \"$1\" >/dev/null && echo found || echo missing",
-			"sh",
-			(char *)program,
-			NULL};
+	cleanup_strv struct strv argv = {0};
 	cleanup_free char *out = NULL;
+	int r = engine_push_run_confined(&argv, engine);
 
-	if (proc_run(argv, PROC_IN_NULL | PROC_OUT_CAPTURE | PROC_ERR_NULL, &out, NULL) != 0 ||
+	r = strv_ok(r, strv_push(&argv, "--entrypoint=sh"));
+	r = strv_ok(r, strv_push(&argv, "--"));
+	r = strv_ok(r, strv_push(&argv, image));
+	r = strv_ok(r, strv_push(&argv, "-c"));
+	r = strv_ok(r, strv_push(&argv, "command -v \"$1\" >/dev/null && echo found || echo missing"));
+	r = strv_ok(r, strv_push(&argv, "sh"));
+	r = strv_ok(r, strv_push(&argv, program));
+	if (r < 0 ||
+	    proc_run(argv.v, PROC_IN_NULL | PROC_OUT_CAPTURE | PROC_ERR_NULL, &out, NULL) != 0 ||
 	    !out)
 		return -1;
 	if (!strcmp(out, "found\n"))
@@ -253,6 +247,24 @@ int engine_push_ulimits(struct strv *argv, const char *engine, unsigned pids)
 	return strv_ok(r, strv_pushf(argv, "--ulimit=nproc=%u:%u", pids, pids));
 }
 
+int engine_push_hardening(struct strv *argv)
+{
+	int r = strv_push(argv, "--cap-drop=ALL");
+
+	return strv_ok(r, strv_push(argv, "--security-opt=no-new-privileges"));
+}
+
+int engine_push_run_confined(struct strv *argv, const char *engine)
+{
+	int r = 0;
+
+	r = strv_ok(r, strv_push(argv, engine));
+	r = strv_ok(r, strv_push(argv, "run"));
+	r = strv_ok(r, strv_push(argv, "--rm"));
+	r = strv_ok(r, strv_push(argv, "--network=none"));
+	return strv_ok(r, engine_push_hardening(argv));
+}
+
 /* The full `ENGINE run ...` argv for the container C describes. */
 static int run_argv(const struct container_spec *c, struct strv *argv)
 {
@@ -269,8 +281,7 @@ static int run_argv(const struct container_spec *c, struct strv *argv)
 	r = strv_ok(r, strv_pushf(argv, "--label=sandy.session=%s", c->session_id));
 	r = strv_ok(r, strv_pushf(argv, "--label=sandy.project=%s", c->project));
 	r = strv_ok(r, strv_push(argv, "--init"));
-	r = strv_ok(r, strv_push(argv, "--cap-drop=ALL"));
-	r = strv_ok(r, strv_push(argv, "--security-opt=no-new-privileges"));
+	r = strv_ok(r, engine_push_hardening(argv));
 	if (c->network)
 		r = strv_ok(r, strv_pushf(argv, "--network=%s", c->network));
 	if (podman && geteuid() != 0)
@@ -379,7 +390,7 @@ char *engine_container_dir(void)
 
 /* The base image made from Debian packages by base-image.sh in DIR; its
  * tag (malloc'ed) in *TAG. */
-static int build_base(const char *engine, const char *dir, char **tag)
+int engine_build_base(const char *engine, const char *dir, char **tag)
 {
 	cleanup_free char *script = sandy_asprintf("%s/base-image.sh", dir);
 	cleanup_free char *out = NULL;
@@ -404,7 +415,7 @@ static int build_base(const char *engine, const char *dir, char **tag)
 }
 
 /* ENGINE build of DIR as IMAGE on BASE, with EXTRA_ARGS. */
-static int build_dir(const char *engine, const char *dir, const char *image, const char *base,
+int engine_build_dir(const char *engine, const char *dir, const char *image, const char *base,
 		     char *const *extra_args)
 {
 	cleanup_strv struct strv argv = {0};
@@ -431,55 +442,4 @@ static int build_dir(const char *engine, const char *dir, const char *image, con
 		return -EIO;
 	}
 	return 0;
-}
-
-int engine_build_image(const char *engine, const char *image, const char *gateway_image,
-		       const char *from, char *const *extra_args, bool fs_from_source)
-{
-	cleanup_free char *dir = engine_container_dir();
-	cleanup_free char *base = NULL, *gateway_dir = NULL;
-	int r = 0;
-
-	if (!dir)
-		return -ENOENT;
-	if (!from && (r = build_base(engine, dir, &base)) < 0)
-		return r;
-	gateway_dir = sandy_asprintf("%s/gateway", dir);
-	cleanup_free char *gateway_df = sandy_asprintf("%s/gateway/Dockerfile", dir);
-	if (!gateway_dir || !gateway_df)
-		return -ENOMEM;
-	struct stat st;
-	if (gateway_image && stat(gateway_df, &st) < 0) {
-		if (!image) {
-			sandy_error("cannot find the gateway's Dockerfile '%s'", gateway_df);
-			return -ENOENT;
-		}
-		sandy_note("no gateway/ beside '%s/Dockerfile': the network gateway's image is not "
-			   "built",
-			   dir);
-	} else if (gateway_image && (r = build_dir(engine, gateway_dir, gateway_image,
-						   from ? from : base, NULL)) < 0) {
-		return r;
-	}
-	if (image)
-		r = build_dir(engine, dir, image, from ? from : base, extra_args);
-	if (r < 0 || !image)
-		return r;
-	/* sandyfs's own container, for engines that do not see this host's
-	 * mounts, on the same base. */
-	return fsbox_build_image(engine, SANDY_FS_IMAGE, from ? from : base, fs_from_source);
-}
-
-int engine_build_fs_image(const char *engine, const char *from, bool from_source)
-{
-	cleanup_free char *dir = NULL, *base = NULL;
-	int r;
-
-	if (!from) {
-		if (!(dir = engine_container_dir()))
-			return -ENOENT;
-		if ((r = build_base(engine, dir, &base)) < 0)
-			return r;
-	}
-	return fsbox_build_image(engine, SANDY_FS_IMAGE, from ? from : base, from_source);
 }

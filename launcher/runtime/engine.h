@@ -60,6 +60,14 @@ int engine_image_check(const char *engine, const char *image);
  * tell is let through. */
 int engine_agent_check(const char *engine, const char *image, char *const *command);
 
+/* What every container of sandy gets: no capability (those it needs are
+ * added back after), and none gained through exec (setuid, file caps). */
+int engine_push_hardening(struct strv *argv);
+
+/* `ENGINE run --rm` of a container that can do nothing: no network, and
+ * engine_push_hardening(); the caller adds its options and the image. */
+int engine_push_run_confined(struct strv *argv, const char *engine);
+
 /* Appends "--mount type=bind,source=SRC,target=DST[,EXTRA]" to ARGV,
  * quoting what --mount's CSV syntax needs quoted. */
 int engine_push_bind(struct strv *argv, const char *src, const char *dst, const char *extra);
@@ -82,18 +90,14 @@ void engine_remove(const char *engine, const char *name);
  * printed, when none has one. */
 char *engine_container_dir(void);
 
-/* `sandy build-image`: builds GATEWAY_IMAGE from the gateway/ directory
- * beside the Dockerfile, then IMAGE from the Dockerfile's (either may be
- * NULL), on FROM, or when FROM is NULL on a base made from Debian packages
- * (base-image.sh beside the Dockerfile). EXTRA_ARGS go to IMAGE's build.
- * With IMAGE, SANDY_FS_IMAGE too, on the same base (fsbox_build_image:
- * FS_FROM_SOURCE builds sandyfs in it). */
-int engine_build_image(const char *engine, const char *image, const char *gateway_image,
-		       const char *from, char *const *extra_args, bool fs_from_source);
+/* `ENGINE build` of DIR's Dockerfile as IMAGE, on BASE (the Dockerfile's
+ * FROM, as a build argument), with EXTRA_ARGS; says what failed. */
+int engine_build_dir(const char *engine, const char *dir, const char *image, const char *base,
+		     char *const *extra_args);
 
-/* `sandy build-image --fs-only`: SANDY_FS_IMAGE alone, on FROM or the
- * base. */
-int engine_build_fs_image(const char *engine, const char *from, bool from_source);
+/* The base image made from Debian packages (base-image.sh in DIR), its tag
+ * in *TAG. */
+int engine_build_base(const char *engine, const char *dir, char **tag);
 
 /* The architecture of ENGINE's machine as it names it (docker: x86_64,
  * aarch64; podman: amd64, arm64), malloc'ed; NULL when it does not say. */

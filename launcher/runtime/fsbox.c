@@ -194,13 +194,8 @@ int fsbox_query_argv(struct strv *argv, const char *engine, const char *image, c
 		sandy_error("cannot make the store directory '%s': %s", store, strerror(-r));
 		return r;
 	}
-	r = strv_ok(r, strv_push(argv, engine));
-	r = strv_ok(r, strv_push(argv, "run"));
-	r = strv_ok(r, strv_push(argv, "--rm"));
+	r = strv_ok(r, engine_push_run_confined(argv, engine));
 	r = strv_ok(r, strv_push(argv, "--label=sandy.role=fs-query"));
-	r = strv_ok(r, strv_push(argv, "--network=none"));
-	r = strv_ok(r, strv_push(argv, "--cap-drop=ALL"));
-	r = strv_ok(r, strv_push(argv, "--security-opt=no-new-privileges"));
 	/* As the user, as a sandyfs run here would: `git import` writes the
 	 * project's refs, `store --clear` removes the user's store. */
 	r = strv_ok(r, strv_pushf(argv, "--user=%u:%u", (unsigned)geteuid(), (unsigned)getegid()));
@@ -477,12 +472,7 @@ int fsbox_engine_sees_mounts(const char *engine, const char *image, const char *
 	cleanup_free char *err = NULL;
 	int r = 0;
 
-	r = strv_ok(r, strv_push(&argv, engine));
-	r = strv_ok(r, strv_push(&argv, "run"));
-	r = strv_ok(r, strv_push(&argv, "--rm"));
-	r = strv_ok(r, strv_push(&argv, "--network=none"));
-	r = strv_ok(r, strv_push(&argv, "--cap-drop=ALL"));
-	r = strv_ok(r, strv_push(&argv, "--security-opt=no-new-privileges"));
+	r = strv_ok(r, engine_push_run_confined(&argv, engine));
 	r = strv_ok(r, engine_push_bind(&argv, mountpoint, "/probe", "readonly"));
 	r = strv_ok(r, strv_push(&argv, "--entrypoint=grep"));
 	r = strv_ok(r, strv_push(&argv, image));

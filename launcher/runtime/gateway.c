@@ -4,7 +4,6 @@
 #include "engine.h"
 #include "nsnet.h"
 #include "sys/proc.h"
-#include "session/session.h"
 #include "world/world.h"
 
 #include <cJSON.h>
@@ -200,7 +199,7 @@ static int write_lines(const char *netdir, const char *name, const struct strv *
 
 /* NETDIR's files from the allowlist and the upstreams: the servers file
  * dnsmasq rereads, and the lists `sandy allow` starts from. */
-static int write_allowlist(const char *netdir, const struct strv *allow, const struct strv *up)
+int gateway_write_lists(const char *netdir, const struct strv *allow, const struct strv *up)
 {
 	cleanup_free char *servers = egress_servers_file(allow, up);
 	int r = servers ? write_in(netdir, "servers", servers, 0644) : -ENOMEM;
@@ -267,12 +266,11 @@ static int run_gateway(const struct gateway_spec *spec, struct gateway *g)
 	r = strv_ok(r, strv_push(&argv, "--init"));
 	/* NET_ADMIN for the firewall, ulogd's NFLOG socket and dnsmasq's set;
 	 * the rest for dnsmasq to bind port 53 and drop to its own user. */
-	r = strv_ok(r, strv_push(&argv, "--cap-drop=ALL"));
+	r = strv_ok(r, engine_push_hardening(&argv));
 	r = strv_ok(r, strv_push(&argv, "--cap-add=NET_ADMIN"));
 	r = strv_ok(r, strv_push(&argv, "--cap-add=NET_BIND_SERVICE"));
 	r = strv_ok(r, strv_push(&argv, "--cap-add=SETUID"));
 	r = strv_ok(r, strv_push(&argv, "--cap-add=SETGID"));
-	r = strv_ok(r, strv_push(&argv, "--security-opt=no-new-privileges"));
 	r = strv_ok(r, strv_push(&argv, "--read-only"));
 	r = strv_ok(r, strv_push(&argv, "--tmpfs=/run:rw,nosuid,nodev,noexec,mode=0755"));
 	r = strv_ok(r, strv_push(&argv, "--tmpfs=/tmp:rw,nosuid,nodev,noexec,mode=1777"));
@@ -370,7 +368,7 @@ int gateway_start(const struct gateway_spec *spec, uid_t agent_uid, struct gatew
 	cleanup_free char *rules = egress_ruleset(&up, false);
 	r = write_in(g->netdir, "rules.nft", rules, 0644);
 	if (r == 0)
-		r = write_allowlist(g->netdir, spec->allow, &up);
+		r = gateway_write_lists(g->netdir, spec->allow, &up);
 	if (r < 0) {
 		sandy_error("cannot write the gateway's files in '%s': %s", g->netdir,
 			    strerror(-r));
@@ -384,7 +382,7 @@ int gateway_start(const struct gateway_spec *spec, uid_t agent_uid, struct gatew
 }
 
 /* The allowlist as the proxy reads it, an entry a line. */
-static int write_allow(const char *netdir, const struct strv *allow)
+int gateway_write_allow(const char *netdir, const struct strv *allow)
 {
 	return write_lines(netdir, "allow", allow);
 }
@@ -403,7 +401,7 @@ int gateway_start_proxy(const struct gateway_spec *spec, struct gateway *g)
 		return -ENOMEM;
 	if ((r = gateway_upstreams_env(&up)) < 0)
 		return r;
-	if ((r = make_dirs(spec, g, false)) < 0 || (r = write_allow(g->netdir, spec->allow)) < 0) {
+	if ((r = make_dirs(spec, g, false)) < 0 || (r = gateway_write_allow(g->netdir, spec->allow)) < 0) {
 		sandy_error("cannot write the network proxy's files in '%s': %s", spec->session_dir,
 			    strerror(-r));
 		return r;
@@ -626,8 +624,8 @@ void gateway_free(struct gateway *g)
 }
 
 /* The allowlist and the upstreams a session's gateway started with, as
- * write_allowlist wrote them; every entry checked again. */
-static int read_lists(const char *netdir, struct strv *allow, struct strv *up)
+ * gateway_write_lists wrote them; every entry checked again. */
+int gateway_read_lists(const char *netdir, struct strv *allow, struct strv *up)
 {
 	cleanup_free char *apath = sandy_asprintf("%s/allow", netdir);
 	cleanup_free char *upath = sandy_asprintf("%s/upstreams", netdir);
@@ -647,7 +645,7 @@ static int read_lists(const char *netdir, struct strv *allow, struct strv *up)
 }
 
 /* The allowlist the proxy of a session without a container reads. */
-static int read_allow(const char *netdir, struct strv *allow)
+int gateway_read_allow(const char *netdir, struct strv *allow)
 {
 	cleanup_free char *path = sandy_asprintf("%s/allow", netdir);
 	cleanup_free char *text = NULL, *bad = NULL;
@@ -657,82 +655,13 @@ static int read_allow(const char *netdir, struct strv *allow)
 	return r < 0 ? r : egress_parse_list(text, allow, &bad, &why);
 }
 
-int gateway_allow_command(const char *domain, const char *session_id)
+/* The gateway's resolver rereads its servers file; the domain itself
+ * never appears on this command line. As dnsmasq's own user: the
+ * gateway's root holds no CAP_KILL. */
+int gateway_reload(const char *engine, const char *name, char **errout)
 {
-	const char *why;
-	cleanup_free char *rundir = NULL, *dir = NULL, *engine = NULL, *name = NULL;
-	cleanup_free char *netdir = NULL, *lockpath = NULL, *lower = NULL, *kind = NULL;
-	cleanup_strv struct strv allow = {0}, up = {0};
-	int r;
+	char *argv[] = {(char *)engine, "exec", "--user=dnsmasq", "--", (char *)name, GATEWAY_ENTRY,
+			"reload", NULL};
 
-	/* Checked before anything else looks at it. */
-	if (egress_domain_check(domain, &why) < 0) {
-		sandy_error("bad domain '%s': %s", domain, why);
-		return SANDY_EXIT_FAILURE;
-	}
-	if (session_rundir(&rundir) < 0 ||
-	    session_find_live(rundir, session_id, "allowlist", &dir) < 0)
-		return SANDY_EXIT_FAILURE;
-	netdir = sandy_asprintf("%s/net", dir);
-	lockpath = sandy_asprintf("%s/allow.lock", netdir ? netdir : "");
-	lower = strdup(domain);
-	if (!netdir || !lockpath || !lower)
-		return SANDY_EXIT_FAILURE;
-	for (char *c = lower; *c; c++)
-		*c = (char)tolower((unsigned char)*c);
-	/* One `sandy allow` at a time changes a session's list. */
-	cleanup_fd int lock = open(lockpath, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (lock < 0 || flock(lock, LOCK_EX) < 0) {
-		sandy_error("cannot lock '%s': %s", lockpath, strerror(errno));
-		return SANDY_EXIT_FAILURE;
-	}
-	r = session_read_key(dir, "allowlist", &kind);
-	bool proxy = r == 0 && !strcmp(kind, "proxy");
-	if (r == 0 && proxy)
-		r = read_allow(netdir, &allow);
-	if (r == 0 && !proxy)
-		r = session_read_key(dir, "runtime", &engine);
-	if (r == 0 && !proxy)
-		r = session_read_key(dir, "gateway", &name);
-	if (r == 0 && !proxy)
-		r = read_lists(netdir, &allow, &up);
-	if (r < 0) {
-		sandy_error("cannot read the network settings of session '%s': %s", dir,
-			    strerror(-r));
-		return SANDY_EXIT_FAILURE;
-	}
-	for (size_t i = 0; i < allow.n; i++)
-		if (!strcmp(allow.v[i], lower)) {
-			sandy_note("'%s' is already allowed in session '%s'", lower,
-				   dir + strlen(rundir) + 1);
-			return 0;
-		}
-	if ((r = strv_push(&allow, lower)) < 0)
-		return SANDY_EXIT_FAILURE;
-	egress_dedup(&allow);
-	/* The proxy reads the file again at its next request. */
-	r = proxy ? write_allow(netdir, &allow) : write_allowlist(netdir, &allow, &up);
-	if (r < 0) {
-		sandy_error("cannot write the allowlist in '%s': %s", netdir, strerror(-r));
-		return SANDY_EXIT_FAILURE;
-	}
-	if (!proxy) {
-		/* The gateway's resolver rereads its servers file; the name
-		 * itself never appears on this command line. As dnsmasq's
-		 * own user: the gateway's root holds no CAP_KILL. */
-		char *argv[] = {engine, "exec",	       "--user=dnsmasq", "--",
-				name,	GATEWAY_ENTRY, "reload",	 NULL};
-		cleanup_free char *errout = NULL;
-		int status = proc_run(argv, PROC_IN_NULL | PROC_OUT_NULL | PROC_ERR_CAPTURE, NULL,
-				      &errout);
-		if (status != 0) {
-			sandy_error("cannot make the gateway '%s' reread its allowlist: %s", name,
-				    status < 0		? strerror(-status)
-				    : errout && *errout ? errout
-							: "failed");
-			return SANDY_EXIT_FAILURE;
-		}
-	}
-	sandy_note("allowed '%s' in session '%s'", lower, dir + strlen(rundir) + 1);
-	return 0;
+	return proc_run(argv, PROC_IN_NULL | PROC_OUT_NULL | PROC_ERR_CAPTURE, NULL, errout);
 }

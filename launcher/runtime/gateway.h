@@ -100,10 +100,18 @@ void gateway_summary(FILE *f, const struct gateway *g);
 
 void gateway_free(struct gateway *g);
 
-/* `sandy allow DOMAIN [--session ID]`: checks DOMAIN, finds the running
- * session (ID, or the only one with an allowlist), adds DOMAIN to its
- * allowlist and has its resolver reread it (a proxy rereads it by
- * itself). Exit status for sandy. */
-int gateway_allow_command(const char *domain, const char *session_id);
+/* A running session's network files in NETDIR (SESSION/net), which
+ * `sandy allow` changes: the gateway's allowlist and upstream resolvers
+ * (dnsmasq's servers file beside them), or the allowlist of the proxy of
+ * a session without a container. Read back, every entry is checked again;
+ * each file is written whole and renamed into place. Negative errno. */
+int gateway_read_lists(const char *netdir, struct strv *allow, struct strv *up);
+int gateway_write_lists(const char *netdir, const struct strv *allow, const struct strv *up);
+int gateway_read_allow(const char *netdir, struct strv *allow);
+int gateway_write_allow(const char *netdir, const struct strv *allow);
+
+/* Has the gateway container NAME (of ENGINE) reread its allowlist: the
+ * status of `ENGINE exec`, its stderr in *ERROUT. */
+int gateway_reload(const char *engine, const char *name, char **errout);
 
 #endif

@@ -2,6 +2,7 @@
 #include "agentgit.h"
 #include "runtime/engine.h"
 #include "sys/proc.h"
+#include "runtime/fsquery.h"
 #include "runtime/sandyfs.h"
 
 #include "config.h"

@@ -9,7 +9,9 @@
 #define SANDY_AGENTGIT_H
 
 #include "sys/sandy.h"
+#include "runtime/fsquery.h"
 #include "runtime/sandyfs.h"
+#include "world/world.h"
 
 #include <stdbool.h>
 #include <stdio.h>
@@ -22,16 +24,7 @@ int agentgit_host_dir(const char *project, char **out);
  * where the session's files are seen inside. Malloc'ed. */
 char *agentgit_seen_at(const char *run);
 
-/* The push gate's pieces, on the host: the hook directory, and what the
- * hook runs (sandyfs with the shipped rules and overlays). */
-struct agentgit_gate {
-	char *hooks; /* a directory holding pre-push */
-	char *sandyfs;
-	char *rules;
-	char *overlays;
-};
-
-/* Finds them; says what is missing. */
+/* Finds the push gate's pieces (struct agentgit_gate, world/world.h); says what is missing. */
 int agentgit_gate_find(const char *sandyfs, struct agentgit_gate *out);
 void agentgit_gate_free(struct agentgit_gate *g);
 

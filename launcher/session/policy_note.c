@@ -2,6 +2,7 @@
 
 #include "policy_note.h"
 #include "sys/proc.h"
+#include "runtime/fsquery.h"
 #include "runtime/sandyfs.h"
 
 #include <cJSON.h>

@@ -6,6 +6,7 @@
 
 #include "world/egress.h"
 #include "sys/sandy.h"
+#include "runtime/fsquery.h"
 #include "runtime/sandyfs.h"
 
 #include <stdbool.h>

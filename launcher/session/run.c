@@ -14,6 +14,7 @@
 #include "sys/platform.h"
 #include "policy_note.h"
 #include "sys/proc.h"
+#include "runtime/fsquery.h"
 #include "runtime/sandyfs.h"
 #include "session.h"
 #include "summary.h"

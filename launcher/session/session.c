@@ -1,13 +1,8 @@
 /* session.c - see session.h. */
 
 #include "session.h"
-#include "runtime/engine.h"
-#include "runtime/fsbox.h"
-#include "runtime/nslimits.h"
 #include "sys/platform.h"
-#include "runtime/sandyfs.h"
-
-#include "common/mountinfo.h"
+#include "sys/sandy.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -29,7 +24,7 @@ static const char *const session_files[] = {
  * write into, removed with what is in them. */
 static const char *const session_trees[] = {"git", "ssh", "net", "egress", "host-git", "gate"};
 
-static bool own_dir(const char *path, struct stat *st)
+bool session_own_dir(const char *path, struct stat *st)
 {
 	return lstat(path, st) == 0 && S_ISDIR(st->st_mode) && st->st_uid == geteuid() &&
 	       !(st->st_mode & (S_IWGRP | S_IWOTH));
@@ -41,7 +36,7 @@ static int ensure_dir(const char *path, mode_t mode)
 
 	if (mkdir(path, mode) < 0 && errno != EEXIST)
 		return -errno;
-	if (!own_dir(path, &st)) {
+	if (!session_own_dir(path, &st)) {
 		sandy_error(
 			"runtime directory '%s' is not safe to use: it must be a directory owned "
 			"by uid %u and writable only by it",
@@ -64,13 +59,13 @@ int session_rundir(char **out)
 	 * directory inside stays root's own. */
 	mode_t mode = uid == 0 ? 0711 : 0700;
 
-	if (xdg && xdg[0] == '/' && own_dir(xdg, &st))
+	if (xdg && xdg[0] == '/' && session_own_dir(xdg, &st))
 		dir = sandy_asprintf("%s/sandy", xdg);
 	else if (uid == 0)
 		dir = strdup("/run/sandy");
 	else {
 		cleanup_free char *run_user = sandy_asprintf("/run/user/%u", (unsigned)uid);
-		if (run_user && own_dir(run_user, &st))
+		if (run_user && session_own_dir(run_user, &st))
 			dir = sandy_asprintf("%s/sandy", run_user);
 		else
 			dir = sandy_asprintf("/tmp/sandy-%u", (unsigned)uid);
@@ -134,7 +129,7 @@ static int remove_tree_at(int dirfd, const char *name, dev_t dev)
 
 /* Removes what session_create made, file by file. rmdir() fails on a
  * directory that still holds anything (or a mount), which is the point. */
-static int remove_session_dir(const char *dir)
+int session_remove_dir(const char *dir)
 {
 	char path[PATH_MAX];
 	int r = 0;
@@ -163,76 +158,6 @@ static int remove_session_dir(const char *dir)
 	if (rmdir(dir) < 0 && errno != ENOENT)
 		r = -errno;
 	return r;
-}
-
-static void sweep_one(const char *dir, const char *sandyfs)
-{
-	cleanup_free char *lockpath = sandy_asprintf("%s/lock", dir);
-	cleanup_fd int fd = lockpath ? open(lockpath, O_RDWR | O_CLOEXEC | O_NOFOLLOW) : -1;
-
-	if (fd < 0) {
-		/* A directory without a lock is one whose creator died before
-		 * taking it, or one being created right now: rmdir only takes
-		 * an empty one. */
-		if (errno == ENOENT)
-			rmdir(dir);
-		return;
-	}
-	if (flock(fd, LOCK_EX | LOCK_NB) < 0)
-		return; /* its sandy is alive */
-	cleanup_free char *project = read_key(dir, "project");
-	cleanup_free char *runtime = read_key(dir, "runtime");
-	cleanup_free char *container = read_key(dir, "container");
-	cleanup_strv struct strv mounts = {0};
-	bool busy = false;
-
-	sandy_note("cleaning up after an earlier session of '%s' that did not end cleanly",
-		   project ? project : dir);
-	cleanup_free char *gateway = read_key(dir, "gateway");
-	if (runtime && container)
-		engine_remove(runtime, container);
-	if (runtime && gateway)
-		engine_remove(runtime, gateway);
-	cleanup_free char *fsbox = read_key(dir, "fsbox");
-	cleanup_free char *fsbox_root = read_key(dir, "fsbox-root");
-	if (runtime && fsbox)
-		fsbox_sweep(runtime, fsbox_root ? fsbox_root : FSBOX_ENGINE_DIR,
-			    strrchr(dir, '/') + 1);
-	/* A bubblewrap sandbox's cgroup: whatever it still holds goes. */
-	cleanup_free char *cgroup = read_key(dir, "cgroup");
-	cleanup_free char *cgroup_memory = read_key(dir, "cgroup-memory");
-	nslimits_sweep(cgroup);
-	nslimits_sweep(cgroup_memory);
-	if (mounts_under(dir, &mounts) == 0) {
-		for (size_t i = 0; i < mounts.n; i++)
-			if (sandyfs_unmount(sandyfs, mounts.v[i]) < 0)
-				busy = true;
-	}
-	if (busy)
-		return;
-	int r = remove_session_dir(dir);
-	if (r < 0)
-		sandy_error("cannot remove stale session directory '%s': %s", dir, strerror(-r));
-}
-
-void session_sweep(const char *rundir, const char *sandyfs)
-{
-	DIR *d = opendir(rundir);
-	struct dirent *de;
-
-	if (!d)
-		return;
-	while ((de = readdir(d))) {
-		/* Not a session: rootless podman's share (fsbox.h). */
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") ||
-		    !strcmp(de->d_name, FSBOX_ROOTLESS_DIR))
-			continue;
-		cleanup_free char *dir = sandy_asprintf("%s/%s", rundir, de->d_name);
-		struct stat st;
-		if (dir && own_dir(dir, &st))
-			sweep_one(dir, sandyfs);
-	}
-	closedir(d);
 }
 
 /* A name that says which project a session serves (for `ls` and `docker
@@ -364,7 +289,7 @@ int session_record(const struct session *s, const char *key, const char *value)
 void session_end(struct session *s, bool remove)
 {
 	if (remove && s->dir) {
-		int r = remove_session_dir(s->dir);
+		int r = session_remove_dir(s->dir);
 		if (r < 0)
 			sandy_error("cannot remove session directory '%s': %s", s->dir,
 				    strerror(-r));
@@ -419,7 +344,7 @@ int session_find_live(const char *rundir, const char *id, const char *key, char 
 		struct stat st;
 		if (!path)
 			r = -ENOMEM;
-		else if (own_dir(path, &st) && session_alive(path) &&
+		else if (session_own_dir(path, &st) && session_alive(path) &&
 			 session_read_key(path, key, &value) == 0)
 			r = strv_push(&found, path);
 	}

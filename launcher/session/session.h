@@ -7,6 +7,7 @@
 #define SANDY_SESSION_H
 
 #include <stdbool.h>
+#include <sys/stat.h>
 
 struct session {
 	char *rundir;
@@ -43,6 +44,13 @@ int session_read_key(const char *dir, const char *key, char **value);
  * the only running one, that has recorded KEY. Says what is wrong when
  * there is none, or several. */
 int session_find_live(const char *rundir, const char *id, const char *key, char **dir);
+
+/* Whether PATH is a directory of this user's (its stat in *ST). */
+bool session_own_dir(const char *path, struct stat *st);
+
+/* Removes what session_create made, file by file; a directory that still
+ * holds anything (a mount) stays. Negative errno. */
+int session_remove_dir(const char *dir);
 
 /* Releases the lock and, with REMOVE, the session directory first (its
  * mounts must be gone: nothing here recurses, so a mount left behind is

@@ -2,6 +2,7 @@
 
 #include "summary.h"
 #include "sys/proc.h"
+#include "runtime/fsquery.h"
 #include "runtime/sandyfs.h"
 
 #include "common/quote.h"

@@ -5,6 +5,7 @@
 #define SANDY_SUMMARY_H
 
 #include "sys/sandy.h"
+#include "runtime/fsquery.h"
 #include "runtime/sandyfs.h"
 
 #include <stdbool.h>

@@ -8,11 +8,20 @@
 #ifndef SANDY_WORLD_H
 #define SANDY_WORLD_H
 
-#include "session/agentgit.h"
 #include "sys/host.h"
 #include "sys/sandy.h"
 
 #include <stdbool.h>
+
+/* The push gate's pieces, on the host: the hook directory, and what the
+ * hook runs (sandyfs with the shipped rules and overlays); found by the
+ * session (session/agentgit.h), mounted into the world. */
+struct agentgit_gate {
+	char *hooks; /* a directory holding pre-push */
+	char *sandyfs;
+	char *rules;
+	char *overlays;
+};
 
 /* Whether NAME is an agent sandy knows how to house (claude, codex,
  * gemini), as `--agent` takes them. */
@@ -45,7 +54,7 @@ struct world_spec {
 	bool keep_path;		     /* pass the host's PATH (runtime none) */
 	const char *workspace;	     /* the project's path inside */
 	/* The project's git directory, shown read-only at RUN/host-git for
-	 * the agent's own repository (agentgit.h); NULL: none. */
+	 * the agent's own repository (session/agentgit.h); NULL: none. */
 	const char *host_git;
 	const struct agentgit_gate *gate; /* the push gate, or NULL */
 	bool tty;
