@@ -1,5 +1,6 @@
 /* cli.c - see cli.h. */
 #include "cli.h"
+#include "usage.h"
 
 #include <getopt.h>
 #include <stdarg.h>
@@ -7,13 +8,13 @@
 
 int cli_usage_error(const struct cli *c, const char *fmt, ...)
 {
-	char buf[1024];
+	char see[512];
 	va_list ap;
 
+	snprintf(see, sizeof(see), "see '%s'\n", c->help);
 	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
+	usage_report(see, fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "%s: %s\nsee '%s'\n", c->prog, buf, c->help);
 	return c->status;
 }
 

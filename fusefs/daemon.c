@@ -10,6 +10,7 @@
 #include "host/store.h"
 #include "common/quote.h"
 #include "common/mountinfo.h"
+#include "common/usage.h"
 #include "common/util.h"
 
 #include <errno.h>
@@ -29,18 +30,6 @@
 #include <unistd.h>
 
 extern char **environ;
-
-static void error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void error(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	fputs("sandyfs: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
-	va_end(ap);
-}
 
 /* Whether PATH (absolute, resolved) is a mount point; FSTYPE gets its type. */
 static bool is_mount_point(const char *path, char *fstype, size_t size)
@@ -372,23 +361,48 @@ static unsigned worker_count(void)
 	return cpus < 2 ? 2 : cpus > 16 ? 16 : (unsigned)cpus;
 }
 
-int sfs_mount_main(const struct sfs_mount_opts *o)
-{
+/* What one mount holds while it runs. */
+struct mount_run {
 	char source[PATH_MAX], mountpoint[PATH_MAX], stats_file[PATH_MAX];
-	struct sfs_stats_dump *stats_dump = NULL;
-	struct fuse_args args = FUSE_ARGS_INIT(0, NULL);
-	struct sfs_fs *fs = NULL;
-	struct fuse_session *se = NULL;
-	bool can_unmount = true;
-	int status = 1;
+	struct sfs_fs *fs;
+	struct fuse_session *se;
+	struct sfs_stats_dump *stats_dump;
+	struct fuse_args args;
+	bool can_unmount;
+};
 
-	int rootfd = open_source(o->source, source);
-	if (rootfd < 0)
-		return 1;
-	if (check_mountpoint(o->mountpoint, source, o->over_mount, mountpoint) < 0) {
-		close(rootfd);
-		return 1;
+/* The policy, the audit log and the stats file of a mount of SOURCE: each
+ * checked before anything is mounted. */
+static int open_outputs(const struct sfs_mount_opts *o, struct mount_run *m,
+			struct sfs_policy **policy, struct sfs_audit **audit)
+{
+	static const struct sfs_audit_limits limits = {.burst = 200, .rate = 50};
+	static const struct sfs_stats none;
+	struct sfs_source src = {&o->rules, m->source, o->private_git};
+	cleanup_free char *err = NULL;
+	int r = sfs_source_policy(&src, policy, &err);
+
+	if (r < 0)
+		return error("%s", err ? err : strerror(-r));
+	if (o->audit_file && (r = sfs_audit_open(o->audit_file, &limits, audit)) < 0)
+		return error("cannot open audit log '%s': %s", o->audit_file, strerror(-r));
+	/* A first, empty copy now: a path that cannot be written stops the
+	 * mount before anything is mounted. */
+	if (o->stats_file) {
+		r = absolute_path(o->stats_file, m->stats_file, sizeof(m->stats_file));
+		if (r == 0)
+			r = sfs_stats_write(&none, 0, m->stats_file);
+		if (r < 0)
+			return error("cannot write stats file '%s': %s", o->stats_file,
+				     strerror(-r));
 	}
+	return 0;
+}
+
+/* SOURCE and MOUNTPOINT checked, and the filesystem that will serve them,
+ * with its policy, audit log and store; nothing mounted yet. */
+static int prepare_fs(const struct sfs_mount_opts *o, struct mount_run *m)
+{
 	struct sfs_fs_config cfg = {
 		.cache_timeout = o->cache_timeout,
 		.watched_timeout = 60.0,
@@ -398,112 +412,65 @@ int sfs_mount_main(const struct sfs_mount_opts *o)
 	};
 	struct sfs_policy *policy = NULL;
 	struct sfs_audit *audit = NULL;
-	struct sfs_source src = {&o->rules, source, o->private_git};
-	char *perr = NULL;
-	int r = sfs_source_policy(&src, &policy, &perr);
-	if (r < 0) {
-		error("%s", perr ? perr : strerror(-r));
-		free(perr);
-	}
-	if (r == 0 && o->audit_file) {
-		static const struct sfs_audit_limits limits = {.burst = 200, .rate = 50};
-		r = sfs_audit_open(o->audit_file, &limits, &audit);
-		if (r < 0)
-			error("cannot open audit log '%s': %s", o->audit_file, strerror(-r));
-	}
-	if (r == 0 && o->stats_file) {
-		/* A first, empty copy now: a path that cannot be written
-		 * stops the mount before anything is mounted. */
-		static const struct sfs_stats none;
-		r = absolute_path(o->stats_file, stats_file, sizeof(stats_file));
-		if (r == 0)
-			r = sfs_stats_write(&none, 0, stats_file);
-		if (r < 0)
-			error("cannot write stats file '%s': %s", o->stats_file, strerror(-r));
-	}
-	if (r < 0) {
-		sfs_policy_free(policy);
-		sfs_audit_close(audit);
-		close(rootfd);
-		return 1;
-	}
-	char *err = NULL;
 	struct sfs_store *store = NULL;
-	r = open_store(o->store, source, rootfd, &store);
-	if (r < 0) {
+	cleanup_free char *err = NULL;
+	cleanup_fd int rootfd = open_source(o->source, m->source);
+
+	if (rootfd < 0 || check_mountpoint(o->mountpoint, m->source, o->over_mount,
+					   m->mountpoint) < 0)
+		return -1;
+	if (open_outputs(o, m, &policy, &audit) < 0 ||
+	    open_store(o->store, m->source, rootfd, &store) < 0) {
 		sfs_policy_free(policy);
 		sfs_audit_close(audit);
-		close(rootfd);
-		return 1;
+		return -1;
 	}
 	if (o->private_git)
-		private_git(store, source, o->git_host_path);
-	r = sfs_fs_new(rootfd, &cfg, policy, audit, store, &fs, &err);
+		private_git(store, m->source, o->git_host_path);
+	/* Everything is the filesystem's from here, also when it fails. */
+	int r = sfs_fs_new(steal_fd(&rootfd), &cfg, policy, audit, store, &m->fs, &err);
 	if (r < 0) {
 		cleanup_free char *shown = quote_str(o->source);
 		if (err)
-			error("%s", err);
-		else
-			error("cannot serve source '%s': %s", quoted(shown), strerror(-r));
-		free(err);
-		return 1;
+			return error("%s", err);
+		return error("cannot serve source '%s': %s", quoted(shown), strerror(-r));
 	}
-	if (build_fuse_args(o, &args) < 0)
-		goto out;
-	se = fuse_session_new(&args, &sfs_ll_ops, sizeof(sfs_ll_ops), fs);
-	if (!se) {
-		error("cannot mount '%s': bad mount options", o->mountpoint);
-		status = 2;
-		goto out;
-	}
-	if (fuse_set_signal_handlers(se) != 0) {
-		error("cannot install signal handlers");
-		goto out;
-	}
-	/* New files get exactly the mode the kernel asked for (it has
-	 * applied the caller's umask already). */
-	umask(0);
-	if (fuse_session_mount(se, mountpoint) != 0) {
-		cleanup_free char *shown = quote_str(o->source);
-		error("cannot mount '%s' on '%s'", quoted(shown), o->mountpoint);
-		goto out_signals;
-	}
+	return 0;
+}
+
+/* Serves until told to stop: the privilege given up, detached (or the
+ * pid file written), the stats and watch threads started, the workers
+ * run. The exit status, or -1 when it could not start. */
+static int serve(const struct sfs_mount_opts *o, struct mount_run *m)
+{
+	int r;
+
 	/* Before anything is served (the pid file says the mount serves),
 	 * and before any thread starts: each takes its creator's
 	 * capabilities. */
 	if (o->drop_mount_privilege) {
 		r = sfs_drop_mount_privilege();
-		if (r < 0) {
-			error("cannot give up the privilege to mount: %s", strerror(-r));
-			goto out_unmount;
-		}
-		can_unmount = r == 0;
+		if (r < 0)
+			return error("cannot give up the privilege to mount: %s", strerror(-r));
+		m->can_unmount = r == 0;
 	}
 	if (!o->foreground) {
 		if (detach(o) < 0)
-			goto out_unmount;
+			return -1;
 	} else if (o->pid_file && (r = write_pid_file(o->pid_file)) < 0) {
-		error("cannot write pid file '%s': %s", o->pid_file, strerror(-r));
-		goto out_unmount;
+		return error("cannot write pid file '%s': %s", o->pid_file, strerror(-r));
 	}
-
 	/* Before any thread starts: each inherits SIGUSR1 blocked. */
 	if (o->stats_file &&
-	    (r = sfs_stats_dump_start(sfs_fs_stats(fs), stats_file, &stats_dump)) < 0) {
-		error("cannot write stats file '%s': %s", o->stats_file, strerror(-r));
-		goto out_unmount;
-	}
-	r = sfs_fs_start(fs, se);
-	if (r < 0) {
+	    (r = sfs_stats_dump_start(sfs_fs_stats(m->fs), m->stats_file, &m->stats_dump)) < 0)
+		return error("cannot write stats file '%s': %s", o->stats_file, strerror(-r));
+	if ((r = sfs_fs_start(m->fs, m->se)) < 0) {
 		cleanup_free char *shown = quote_str(o->source);
-		error("cannot watch source '%s': %s", quoted(shown), strerror(-r));
-		goto out_unmount;
+		return error("cannot watch source '%s': %s", quoted(shown), strerror(-r));
 	}
 	struct fuse_loop_config *loop = fuse_loop_cfg_create();
-	if (!loop) {
-		error("out of memory");
-		goto out_unmount;
-	}
+	if (!loop)
+		return error("out of memory");
 	/* As many workers as CPUs, all kept: the kernel wakes the reader that
 	 * has waited longest, so each extra thread makes every request land
 	 * on a colder one (rg through the mount on 2 CPUs: 16 threads 5.5x
@@ -514,26 +481,56 @@ int sfs_mount_main(const struct sfs_mount_opts *o)
 	unsigned workers = worker_count();
 	fuse_loop_cfg_set_max_threads(loop, workers);
 	fuse_loop_cfg_set_idle_threads(loop, workers);
-	r = fuse_session_loop_mt(se, loop);
+	r = fuse_session_loop_mt(m->se, loop);
 	fuse_loop_cfg_destroy(loop);
 	/* libfuse returns the number of the signal that ended the loop:
 	 * being told to stop is a clean end. */
-	status = r == 0 || r == SIGTERM || r == SIGINT || r == SIGHUP ? 0 : 1;
-out_unmount:
-	sfs_fs_stop(fs);
-	sfs_stats_dump_stop(stats_dump);
-	if (!can_unmount)
-		leave_mount(se, mountpoint);
-	fuse_session_unmount(se);
+	return r == 0 || r == SIGTERM || r == SIGINT || r == SIGHUP ? 0 : 1;
+}
+
+int sfs_mount_main(const struct sfs_mount_opts *o)
+{
+	struct mount_run m = {.args = FUSE_ARGS_INIT(0, NULL), .can_unmount = true};
+	int status = 1;
+
+	if (prepare_fs(o, &m) < 0)
+		return 1;
+	if (build_fuse_args(o, &m.args) < 0)
+		goto out;
+	m.se = fuse_session_new(&m.args, &sfs_ll_ops, sizeof(sfs_ll_ops), m.fs);
+	if (!m.se) {
+		error("cannot mount '%s': bad mount options", o->mountpoint);
+		status = 2;
+		goto out;
+	}
+	if (fuse_set_signal_handlers(m.se) != 0) {
+		error("cannot install signal handlers");
+		goto out;
+	}
+	/* New files get exactly the mode the kernel asked for (it has
+	 * applied the caller's umask already). */
+	umask(0);
+	if (fuse_session_mount(m.se, m.mountpoint) != 0) {
+		cleanup_free char *shown = quote_str(o->source);
+		error("cannot mount '%s' on '%s'", quoted(shown), o->mountpoint);
+		goto out_signals;
+	}
+	status = serve(o, &m);
+	status = status < 0 ? 1 : status;
+	sfs_fs_stop(m.fs);
+	sfs_stats_dump_stop(m.stats_dump);
+	if (!m.can_unmount)
+		leave_mount(m.se, m.mountpoint);
+	fuse_session_unmount(m.se);
 	if (o->pid_file)
 		unlink(o->pid_file);
 out_signals:
-	fuse_remove_signal_handlers(se);
+	fuse_remove_signal_handlers(m.se);
 out:
-	if (se)
-		fuse_session_destroy(se);
-	fuse_opt_free_args(&args);
-	sfs_fs_free(fs);
+	if (m.se)
+		fuse_session_destroy(m.se);
+	fuse_opt_free_args(&m.args);
+	sfs_fs_free(m.fs);
 	return status;
 }
 

@@ -6,7 +6,6 @@
 #include <cJSON.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,95 +21,10 @@
 #include "policy/path.h"
 #include "policy/policy.h"
 #include "policy/rules.h"
-#include "sandyfs_help.h"
 #include "host/store.h"
 #include "common/quote.h"
-#include "common/cli.h"
+#include "common/usage.h"
 #include "common/util.h"
-
-static const char explain_usage[] =
-	"usage: sandyfs explain [RULE OPTIONS] [--private-git] [--store DIR] [--json] SOURCE PATH...\n"
-	"\n"
-	"For each PATH (relative to SOURCE, or SOURCE/PATH; it need not exist): its class,\n"
-	"the rule that decided it (file, line, entry), why, and what you can do about a\n"
-	"path the agent may not change. A file the agent created through the mount is\n"
-	"'owned'; a private path lives in the project's store (--store, as for mount).\n"
-	"\n" SANDYFS_HELP_RULE_OPTIONS
-	"      --private-git      as a mount with --private-git: .git is the agent's own\n"
-	"      --store DIR        the project's store (default: as `sandyfs mount`)\n"
-	"      --json             print JSON instead of text\n";
-static const char rules_usage[] =
-	"usage: sandyfs rules [RULE OPTIONS] [--private-git] [--json] SOURCE\n"
-	"       sandyfs rules --types\n"
-	"\n"
-	"The effective policy for SOURCE: the rule files read and every rule by class.\n"
-	"--types prints the project types --type takes, one per line.\n"
-	"\n" SANDYFS_HELP_RULE_OPTIONS
-	"      --private-git      as a mount with --private-git: .git is the agent's own\n"
-	"      --json             print JSON instead of text\n";
-
-/* A usage error of `sandyfs CMD` points at `sandyfs CMD --help`. */
-static const struct cli explain_cli = {"sandyfs", "sandyfs explain --help", 2};
-static const struct cli rules_cli = {"sandyfs", "sandyfs rules --help", 2};
-
-static const struct cli *cli_of(const char *cmd)
-{
-	return strcmp(cmd, "rules") == 0 ? &rules_cli : &explain_cli;
-}
-
-struct cmd {
-	struct sfs_rule_opts ro;
-	bool json;
-	bool private_git;
-	const char *store;
-	int first_arg;
-};
-
-/* Parses the shared options; returns -1 to continue, else the exit code. */
-static int parse_args(int argc, char **argv, struct cmd *c, const char *usage)
-{
-	static const struct option longopts[] = {
-		SFS_RULE_LONG_OPTS,
-		{"json", no_argument, NULL, 'j'},
-		{"store", required_argument, NULL, 's'},
-		{"private-git", no_argument, NULL, 'p'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
-	};
-	int opt;
-
-	memset(c, 0, sizeof(*c));
-	optind = 0; /* full reset: main may have run getopt already */
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":" SFS_RULE_SHORT_OPTS "h", longopts, NULL)) != -1) {
-		int r = sfs_rule_opts_parse(&c->ro, opt, optarg);
-
-		if (r < 0) {
-			fprintf(stderr, "sandyfs: out of memory\n");
-			return 1;
-		}
-		if (r > 0)
-			continue;
-		switch (opt) {
-		case 'j':
-			c->json = true;
-			break;
-		case 's':
-			c->store = optarg;
-			break;
-		case 'p':
-			c->private_git = true;
-			break;
-		case 'h':
-			fputs(usage, stdout);
-			return 0;
-		default:
-			return cli_bad_option(cli_of(argv[0]), opt, argv);
-		}
-	}
-	c->first_arg = optind;
-	return -1;
-}
 
 /* PATH normalised lexically (see path.h), malloc'ed; NULL when a relative
  * PATH leaves its top. */
@@ -135,7 +49,7 @@ static void outside(const char *arg, const char *source)
 {
 	cleanup_free char *a = quote_str(arg), *s = quote_str(source);
 
-	fprintf(stderr, "sandyfs: path '%s' is outside '%s'\n", quoted(a), quoted(s));
+	error("path '%s' is outside '%s'", quoted(a), quoted(s));
 }
 
 static char *relative_path(const char *source, const char *arg)
@@ -279,15 +193,13 @@ static const char *advice(const struct sfs_decision *d, bool exists, bool owners
 
 /* The policy the mount of SOURCE applies, assembled as the mount
  * assembles it (git/source.h): what explain says is what the mount does. */
-static int load(struct cmd *c, const char *source, struct sfs_policy **p)
+static int load(const struct sfs_query *q, struct sfs_policy **p)
 {
-	struct sfs_source src = {&c->ro, source, c->private_git};
+	struct sfs_source src = {&q->rules, q->source, q->private_git};
 	cleanup_free char *err = NULL;
 	int r = sfs_source_policy(&src, p, &err);
 
-	if (r < 0)
-		fprintf(stderr, "sandyfs: %s\n", err ? err : strerror(-r));
-	return r < 0 ? 1 : 0;
+	return r < 0 ? error("%s", err ? err : strerror(-r)) : 0;
 }
 
 static cJSON *rule_json(const struct sfs_decision *d)
@@ -327,114 +239,101 @@ static void print_rule(FILE *f, const struct sfs_rule *r, const char *file)
 		fprintf(f, " (tier %d%s)", r->tier, r->tier ? ", releasable" : ", always");
 }
 
-int sandyfs_cmd_explain(int argc, char **argv)
+/* One PATH of the project (as the user gave it) explained, as text or
+ * into ARR. False when it is outside SOURCE. */
+static bool explain_one(const struct sfs_query *q, const struct sfs_policy *p,
+			const struct project *pr, const char *arg, cJSON *arr)
+{
+	cleanup_free char *rel = relative_path(q->source, arg);
+	struct sfs_decision d;
+	bool mkdir_ok, exists, is_owned = false;
+
+	if (!rel)
+		return false;
+	sfs_policy_decide(p, rel, SFS_OP_LOOKUP, &d);
+	exists = present(pr, rel, d.cls == SFS_CLASS_PRIVATE);
+	if (d.cls == SFS_CLASS_READONLY && exists && sfs_policy_ownership(p) && owned(pr, rel)) {
+		sfs_policy_decide_owned(p, rel, SFS_OP_WRITE, true, &d);
+		is_owned = d.cls == SFS_CLASS_OWNED;
+	}
+	/* What the mount refuses by the shape of a git directory around the
+	 * path, asked of SOURCE as the mount asks it. */
+	struct sfs_decision g;
+	if (!sfs_class_protective(d.cls) && d.cls != SFS_CLASS_PRIVATE && pr->source_fd >= 0 &&
+	    sfs_gitdir_judge(pr->source_fd, rel, exists ? SFS_OP_WRITE : SFS_OP_CREATE, &g))
+		d = g;
+	mkdir_ok = d.cls == SFS_CLASS_READONLY && *rel && sfs_policy_write_possible_below(p, rel);
+	const char *todo = advice(&d, exists, sfs_policy_ownership(p));
+	cleanup_free char *stored = NULL;
+	if (d.cls == SFS_CLASS_PRIVATE && pr->store &&
+	    asprintf(&stored, "%s/tree/%s", pr->store, rel) < 0)
+		stored = NULL;
+	if (arr) {
+		cJSON *o = cJSON_CreateObject();
+
+		quote_json_add(o, "path", rel);
+		cJSON_AddBoolToObject(o, "exists", exists);
+		cJSON_AddStringToObject(o, "class", sfs_class_name(d.cls));
+		cJSON_AddItemToObject(o, "rule", rule_json(&d));
+		quote_json_add(o, "why", d.why);
+		if (d.overlay_file)
+			quote_json_add(o, "overlay_file", d.overlay_file);
+		if (d.cls == SFS_CLASS_READONLY)
+			cJSON_AddBoolToObject(o, "writable_below", mkdir_ok);
+		if (d.cls == SFS_CLASS_READONLY || is_owned)
+			cJSON_AddBoolToObject(o, "owned", is_owned);
+		if (stored)
+			quote_json_add(o, "store_path", stored);
+		if (todo)
+			cJSON_AddStringToObject(o, "advice", todo);
+		cJSON_AddItemToArray(arr, o);
+		return true;
+	}
+	cleanup_free char *shown = quote_str(*rel ? rel : "."), *why = quote_str(d.why);
+	cleanup_free char *overlay = d.overlay_file ? quote_str(d.overlay_file) : NULL;
+	cleanup_free char *store = stored ? quote_str(stored) : NULL;
+	printf("%s: %s (%s)\n", quoted(shown), sfs_class_name(d.cls), exists ? "present" : "absent");
+	printf("    rule: ");
+	print_rule(stdout, d.rule, d.rule_file);
+	printf("\n    why:  %s\n", quoted(why));
+	if (d.overlay_file)
+		printf("    overlay: %s\n", quoted(overlay));
+	if (stored)
+		printf("    store: %s\n", quoted(store));
+	if (mkdir_ok)
+		printf("    below: write rules match paths below it (mkdir allowed)\n");
+	if (todo)
+		printf("    todo: %s\n", todo);
+	return true;
+}
+
+int sfs_explain(const struct sfs_query *q, char *const *paths, int npaths)
 {
 	struct sfs_policy *p = NULL;
-	struct project pr = {.source_fd = -1, .tree_fd = -1};
-	struct cmd c;
-	const char *source;
+	struct project pr;
 	cJSON *arr = NULL;
-	int rc;
+	int rc = 0;
 
-	rc = parse_args(argc, argv, &c, explain_usage);
-	if (rc >= 0)
-		goto out;
-	if (argc - c.first_arg < 2) {
-		rc = cli_usage_error(cli_of(argv[0]), "explain needs SOURCE and at least one PATH");
-		goto out;
-	}
-	source = argv[c.first_arg];
-	rc = load(&c, source, &p);
-	if (rc)
-		goto out;
-	project_open(&pr, source, c.store);
-	if (c.json)
+	if (load(q, &p) < 0)
+		return 1;
+	project_open(&pr, q->source, q->store);
+	if (q->json)
 		arr = cJSON_CreateArray();
-	for (int i = c.first_arg + 1; i < argc; i++) {
-		cleanup_free char *rel = relative_path(source, argv[i]);
-		struct sfs_decision d;
-		bool mkdir_ok, exists, is_owned = false;
-
-		if (!rel) {
+	for (int i = 0; i < npaths; i++)
+		if (!explain_one(q, p, &pr, paths[i], arr))
 			rc = 1;
-			continue;
-		}
-		sfs_policy_decide(p, rel, SFS_OP_LOOKUP, &d);
-		exists = present(&pr, rel, d.cls == SFS_CLASS_PRIVATE);
-		if (d.cls == SFS_CLASS_READONLY && exists && sfs_policy_ownership(p) &&
-		    owned(&pr, rel)) {
-			sfs_policy_decide_owned(p, rel, SFS_OP_WRITE, true, &d);
-			is_owned = d.cls == SFS_CLASS_OWNED;
-		}
-		/* What the mount refuses by the shape of a git directory
-		 * around the path, asked of SOURCE as the mount asks it. */
-		struct sfs_decision g;
-		if (!sfs_class_protective(d.cls) && d.cls != SFS_CLASS_PRIVATE &&
-		    pr.source_fd >= 0 &&
-		    sfs_gitdir_judge(pr.source_fd, rel, exists ? SFS_OP_WRITE : SFS_OP_CREATE, &g))
-			d = g;
-		mkdir_ok = d.cls == SFS_CLASS_READONLY && *rel &&
-			   sfs_policy_write_possible_below(p, rel);
-		const char *todo = advice(&d, exists, sfs_policy_ownership(p));
-		cleanup_free char *stored = NULL;
-		if (d.cls == SFS_CLASS_PRIVATE && pr.store &&
-		    asprintf(&stored, "%s/tree/%s", pr.store, rel) < 0)
-			stored = NULL;
-		if (c.json) {
-			cJSON *o = cJSON_CreateObject();
-
-			quote_json_add(o, "path", rel);
-			cJSON_AddBoolToObject(o, "exists", exists);
-			cJSON_AddStringToObject(o, "class", sfs_class_name(d.cls));
-			cJSON_AddItemToObject(o, "rule", rule_json(&d));
-			quote_json_add(o, "why", d.why);
-			if (d.overlay_file)
-				quote_json_add(o, "overlay_file", d.overlay_file);
-			if (d.cls == SFS_CLASS_READONLY)
-				cJSON_AddBoolToObject(o, "writable_below", mkdir_ok);
-			if (d.cls == SFS_CLASS_READONLY || is_owned)
-				cJSON_AddBoolToObject(o, "owned", is_owned);
-			if (stored)
-				quote_json_add(o, "store_path", stored);
-			if (todo)
-				cJSON_AddStringToObject(o, "advice", todo);
-			cJSON_AddItemToArray(arr, o);
-			continue;
-		}
-		cleanup_free char *shown = quote_str(*rel ? rel : "."), *why = quote_str(d.why);
-		cleanup_free char *overlay = d.overlay_file ? quote_str(d.overlay_file) : NULL;
-		cleanup_free char *store = stored ? quote_str(stored) : NULL;
-		printf("%s: %s (%s)\n", quoted(shown), sfs_class_name(d.cls),
-		       exists ? "present" : "absent");
-		printf("    rule: ");
-		print_rule(stdout, d.rule, d.rule_file);
-		printf("\n    why:  %s\n", quoted(why));
-		if (d.overlay_file)
-			printf("    overlay: %s\n", quoted(overlay));
-		if (stored)
-			printf("    store: %s\n", quoted(store));
-		if (mkdir_ok)
-			printf("    below: write rules match paths below it (mkdir allowed)\n");
-		if (todo)
-			printf("    todo: %s\n", todo);
-	}
 	if (arr) {
 		char *s = cJSON_Print(arr);
 
-		if (s) {
+		if (s)
 			puts(s);
-			free(s);
-		} else {
+		else
 			rc = 1;
-		}
-	}
-	rc = rc > 0 ? rc : 0;
-out:
-	if (arr)
+		free(s);
 		cJSON_Delete(arr);
+	}
 	project_close(&pr);
 	sfs_policy_free(p);
-	sfs_rule_opts_free(&c.ro);
 	return rc;
 }
 
@@ -475,14 +374,13 @@ static void print_rule_line(const struct sfs_rule *r)
 	printf("\n        why:  %s\n", quoted(why));
 }
 
-/* `sandyfs rules --types`: for scripts (shell completion) and users. */
-static int print_types(void)
+int sfs_rules_types(void)
 {
 	cleanup_strv struct strv names = {0};
 	cleanup_free char *err = NULL;
 
 	if (sfs_shipped_types(&names, &err) < 0) {
-		fprintf(stderr, "sandyfs: %s\n", err ? err : strerror(ENOMEM));
+		error("%s", err ? err : strerror(ENOMEM));
 		return 1;
 	}
 	for (size_t i = 0; i < names.n; i++)
@@ -490,63 +388,48 @@ static int print_types(void)
 	return 0;
 }
 
-int sandyfs_cmd_rules(int argc, char **argv)
+/* The effective policy as JSON: the sources, then every rule (the private
+ * repository's first, then the immutable ones, then the rule files'). */
+static int rules_json(const struct sfs_policy *p)
+{
+	cJSON *root = cJSON_CreateObject(), *src = cJSON_AddArrayToObject(root, "sources"),
+	      *rules = cJSON_AddArrayToObject(root, "rules");
+
+	for (size_t i = 0; i < sfs_policy_source_count(p); i++) {
+		const struct sfs_rule_source *so = sfs_policy_source(p, i);
+		cJSON *o = cJSON_CreateObject();
+
+		quote_json_add(o, "path", so->path);
+		if (so->name)
+			cJSON_AddStringToObject(o, "name", so->name);
+		if (so->description)
+			cJSON_AddStringToObject(o, "description", so->description);
+		quote_json_add(o, "origin", so->origin);
+		cJSON_AddItemToArray(src, o);
+	}
+	for (size_t i = 0; sfs_policy_private_git_rule(p, i); i++)
+		cJSON_AddItemToArray(rules, rule_entry_json(sfs_policy_private_git_rule(p, i)));
+	for (size_t i = 0; i < sfs_policy_immutable_count(p); i++)
+		cJSON_AddItemToArray(rules, rule_entry_json(sfs_policy_immutable(p, i)));
+	for (size_t i = 0; i < sfs_policy_rule_count(p); i++)
+		cJSON_AddItemToArray(rules, rule_entry_json(sfs_policy_rule(p, i)));
+	cJSON_AddBoolToObject(root, "owned", sfs_policy_ownership(p));
+	char *s = cJSON_Print(root);
+	cJSON_Delete(root);
+	if (!s)
+		return 1;
+	puts(s);
+	free(s);
+	return 0;
+}
+
+/* The effective policy as text, by class. */
+static void rules_text(const struct sfs_policy *p)
 {
 	static const enum sfs_class order[] = {SFS_CLASS_IMMUTABLE, SFS_CLASS_PRIVATE,
 					       SFS_CLASS_HIDDEN,    SFS_CLASS_PROTECTED,
 					       SFS_CLASS_OVERLAY,   SFS_CLASS_WRITABLE};
-	struct sfs_policy *p = NULL;
-	struct cmd c;
-	int rc;
 
-	if (argc == 2 && !strcmp(argv[1], "--types"))
-		return print_types();
-	rc = parse_args(argc, argv, &c, rules_usage);
-	if (rc >= 0)
-		goto out;
-	if (argc - c.first_arg != 1) {
-		rc = cli_usage_error(cli_of(argv[0]), "rules needs exactly one SOURCE%s",
-				     argc - c.first_arg > 1 ? " (too many arguments)" : "");
-		goto out;
-	}
-	rc = load(&c, argv[c.first_arg], &p);
-	if (rc)
-		goto out;
-	if (c.json) {
-		cJSON *root = cJSON_CreateObject(), *src = cJSON_AddArrayToObject(root, "sources"),
-		      *rules = cJSON_AddArrayToObject(root, "rules");
-		char *s;
-
-		for (size_t i = 0; i < sfs_policy_source_count(p); i++) {
-			const struct sfs_rule_source *so = sfs_policy_source(p, i);
-			cJSON *o = cJSON_CreateObject();
-
-			quote_json_add(o, "path", so->path);
-			if (so->name)
-				cJSON_AddStringToObject(o, "name", so->name);
-			if (so->description)
-				cJSON_AddStringToObject(o, "description", so->description);
-			quote_json_add(o, "origin", so->origin);
-			cJSON_AddItemToArray(src, o);
-		}
-		for (size_t i = 0; sfs_policy_private_git_rule(p, i); i++)
-			cJSON_AddItemToArray(rules,
-					     rule_entry_json(sfs_policy_private_git_rule(p, i)));
-		for (size_t i = 0; i < sfs_policy_immutable_count(p); i++)
-			cJSON_AddItemToArray(rules, rule_entry_json(sfs_policy_immutable(p, i)));
-		for (size_t i = 0; i < sfs_policy_rule_count(p); i++)
-			cJSON_AddItemToArray(rules, rule_entry_json(sfs_policy_rule(p, i)));
-		cJSON_AddBoolToObject(root, "owned", sfs_policy_ownership(p));
-		s = cJSON_Print(root);
-		cJSON_Delete(root);
-		if (!s) {
-			rc = 1;
-			goto out;
-		}
-		puts(s);
-		free(s);
-		goto out;
-	}
 	printf("sources:\n");
 	for (size_t i = 0; i < sfs_policy_source_count(p); i++) {
 		const struct sfs_rule_source *so = sfs_policy_source(p, i);
@@ -586,8 +469,19 @@ int sandyfs_cmd_rules(int argc, char **argv)
 		       ? "what the agent creates through the mount, outside the names above"
 		       : "nothing (a rule file says \"owned\": false)");
 	printf("readonly:\n    everything else\n");
-out:
+}
+
+int sfs_rules(const struct sfs_query *q)
+{
+	struct sfs_policy *p = NULL;
+	int rc = 0;
+
+	if (load(q, &p) < 0)
+		return 1;
+	if (q->json)
+		rc = rules_json(p);
+	else
+		rules_text(p);
 	sfs_policy_free(p);
-	sfs_rule_opts_free(&c.ro);
 	return rc;
 }

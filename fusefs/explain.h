@@ -1,19 +1,33 @@
-/*
- * explain: the `sandyfs explain` and `sandyfs rules` subcommands.
- *
- *   sandyfs explain [RULE OPTIONS] [--json] SOURCE PATH...
- *   sandyfs rules   [RULE OPTIONS] [--json] SOURCE
- *
- * RULE OPTIONS are those of rules.h (-t/--type, --no-detect, -r/--rules).
- * PATH is relative to SOURCE, or SOURCE/..., or an absolute path inside
- * SOURCE; it need not exist. Exit status: 0, 1 when the rules cannot be
- * loaded or a path is outside SOURCE, 2 on a usage error.
- */
+/* explain.h - what the policy of a source says, without a mount:
+ * `sandyfs explain` (per path: its class, the deciding rule and why, what
+ * the user can do) and `sandyfs rules` (the effective merged policy), as
+ * text or JSON (the JSON carries exactly the fields the text shows). The
+ * policy is assembled as the mount assembles it (git/source.h). */
 #ifndef SANDYFS_EXPLAIN_H
 #define SANDYFS_EXPLAIN_H
 
-/* ARGV[0] is the subcommand name ("explain", "rules"). */
-int sandyfs_cmd_explain(int argc, char **argv);
-int sandyfs_cmd_rules(int argc, char **argv);
+#include "policy/rules.h"
+
+#include <stdbool.h>
+
+struct sfs_query {
+	struct sfs_rule_opts rules;
+	const char *source;
+	const char *store; /* the project's store; NULL: the default (host/store.h) */
+	bool private_git;  /* as a mount with --private-git */
+	bool json;
+};
+
+/* Explains each of PATHS (relative to SOURCE, or SOURCE/PATH, or absolute
+ * inside SOURCE; it need not exist). Exit status: 0, or 1 when the rules
+ * do not load or a path lies outside SOURCE (the others are explained). */
+int sfs_explain(const struct sfs_query *q, char *const *paths, int npaths);
+
+/* Prints the effective policy. Exit status. */
+int sfs_rules(const struct sfs_query *q);
+
+/* The project types --type takes, one a line (for shell completion).
+ * Exit status. */
+int sfs_rules_types(void);
 
 #endif

@@ -7,6 +7,7 @@
 #include "gitrefs.h"
 #include "common/err.h"
 #include "common/quote.h"
+#include "common/usage.h"
 #include "common/util.h"
 
 #include <cJSON.h>
@@ -213,7 +214,7 @@ static int load_policy(const struct sfs_rule_opts *rules, const char *source,
 	int r = sfs_source_policy(&src, out, &err);
 
 	if (r < 0)
-		sfs_git_say("%s", err ? err : strerror(-r));
+		error("%s", err ? err : strerror(-r));
 	return r;
 }
 
@@ -304,27 +305,27 @@ static int work_open(struct work *w, const struct sfs_rule_opts *rules, const ch
 	if (!realpath(source, w->source)) {
 		int e = errno;
 		cleanup_free char *shown = quote_str(source);
-		sfs_git_say("cannot resolve source '%s': %s", quoted(shown), strerror(e));
+		error("cannot resolve source '%s': %s", quoted(shown), strerror(e));
 		return -e;
 	}
 	int r = sfs_git_open_top(w->source, &w->host, &err);
 	if (r <= 0) {
 		cleanup_free char *shown = quote_str(w->source);
 		if (r == 0)
-			sfs_git_say("'%s' is not the top of a git work tree", quoted(shown));
+			error("'%s' is not the top of a git work tree", quoted(shown));
 		else
-			sfs_git_say("%s", err);
+			error("%s", err);
 		return r < 0 ? r : -ENOENT;
 	}
 	if (store_path(w->source, store, &path) < 0) {
-		sfs_git_say("cannot find the project's store (no HOME): give it with --store");
+		error("cannot find the project's store (no HOME): give it with --store");
 		return -ENOENT;
 	}
 	cleanup_fd int storefd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	w->gitfd = storefd < 0 ? -errno : sfs_git_open_dir(storefd, "tree/.git", false);
 	cleanup_free char *shown = quote_str(path);
 	if (w->gitfd < 0) {
-		sfs_git_say("no private repository in store '%s' (a session with --private-git "
+		error("no private repository in store '%s' (a session with --private-git "
 			    "makes it): "
 			    "%s",
 			    quoted(shown), strerror(-w->gitfd));
@@ -332,14 +333,14 @@ static int work_open(struct work *w, const struct sfs_rule_opts *rules, const ch
 	}
 	w->objfd = sfs_git_open_dir(w->gitfd, "objects", false);
 	if (w->objfd < 0) {
-		sfs_git_say("the private repository in '%s' has no objects directory",
+		error("the private repository in '%s' has no objects directory",
 			    quoted(shown));
 		return w->objfd;
 	}
 	cleanup_free char *odd = NULL;
 	int e = plain_objects(w->objfd, "objects", 0, &odd);
 	if (e < 0) {
-		sfs_git_say("the private repository's objects hold %s: not read (a FIFO would "
+		error("the private repository's objects hold %s: not read (a FIFO would "
 			    "leave sandyfs waiting, a symlink would read what it points at)",
 			    odd ? odd : strerror(-e));
 		return e;
@@ -353,13 +354,13 @@ static int work_open(struct work *w, const struct sfs_rule_opts *rules, const ch
 	    add_bounded(w->odb, pack, 1) < 0 ||
 	    git_odb_add_disk_alternate(w->odb, host_objects) < 0 ||
 	    git_repository_wrap_odb(&w->repo, w->odb) < 0) {
-		sfs_git_say("cannot read the objects of the private repository: %s",
+		error("cannot read the objects of the private repository: %s",
 			    sfs_git_message());
 		return -EIO;
 	}
 	if ((r = sfs_git_read_refs(w->host, &w->host_refs)) < 0 ||
 	    (r = sfs_git_read_refs_at(w->gitfd, &w->priv_refs)) < 0) {
-		sfs_git_say("cannot read the refs: %s", strerror(-r));
+		error("cannot read the refs: %s", strerror(-r));
 		return r;
 	}
 	return load_policy(rules, w->source, &w->policy);
@@ -390,7 +391,7 @@ static int new_commits(struct work *w, const char *branch, const git_oid *tip, g
 	/* libgit2's walk would peel a tag; the branch must be the commit. */
 	if (git_odb_read_header(&size, &type, w->odb, tip) < 0 || type != GIT_OBJECT_COMMIT) {
 		cleanup_free char *shown = quote_str(branch);
-		sfs_git_say("the agent's branch '%s' points at %s (%s), not a commit",
+		error("the agent's branch '%s' points at %s (%s), not a commit",
 			    quoted(shown), type == GIT_OBJECT_TAG ? "a tag" : "no commit",
 			    git_oid_tostr_s(tip));
 		return -EINVAL;
@@ -399,7 +400,7 @@ static int new_commits(struct work *w, const char *branch, const git_oid *tip, g
 		return -ENOMEM;
 	git_revwalk_sorting(walk, GIT_SORT_TOPOLOGICAL | GIT_SORT_REVERSE);
 	if (git_revwalk_push(walk, tip) < 0) {
-		sfs_git_say("cannot walk commit %s: %s", git_oid_tostr_s(tip), sfs_git_message());
+		error("cannot walk commit %s: %s", git_oid_tostr_s(tip), sfs_git_message());
 		git_revwalk_free(walk);
 		return -EIO;
 	}
@@ -495,7 +496,7 @@ static int check_walk(struct work *w, git_revwalk *walk, struct report *rep, siz
 		if (r < 0) {
 			/* ERR may name a path of the commit's. */
 			cleanup_free char *shown = quote_str(err ? err : strerror(-r));
-			sfs_git_say("%s", quoted(shown));
+			error("%s", quoted(shown));
 			return r;
 		}
 		refused += r;
@@ -511,7 +512,7 @@ static int check_walk(struct work *w, git_revwalk *walk, struct report *rep, siz
 		(*count)++;
 	}
 	if (r != GIT_ITEROVER) {
-		sfs_git_say("cannot walk the commits: %s", sfs_git_message());
+		error("cannot walk the commits: %s", sfs_git_message());
 		return -EIO;
 	}
 	return refused;
@@ -710,7 +711,7 @@ static int list_branch(struct work *w, const char *name, const char *tip_hex, cJ
 		if (e == -ENOMEM)
 			r = e;
 		else if (e < 0)
-			sfs_git_say("cannot count the changes of %.12s: %s", tip_hex,
+			error("cannot count the changes of %.12s: %s", tip_hex,
 				    sfs_git_message());
 	}
 	if (r >= 0 && n > 0 && out) {
@@ -759,7 +760,7 @@ int sfs_git_list_main(const struct sfs_rule_opts *rules, const char *store, bool
 			continue;
 		int r = list_branch(&w, ref->name + 11, ref->value, out, &read);
 		if (r == -ENOMEM) {
-			sfs_git_say("out of memory");
+			error("out of memory");
 			status = 1;
 			break;
 		}
@@ -767,7 +768,7 @@ int sfs_git_list_main(const struct sfs_rule_opts *rules, const char *store, bool
 			continue;
 		/* The agent's branch: the others are listed still. */
 		cleanup_free char *shown = quote_str(ref->name + 11);
-		sfs_git_say("branch '%s' (%.12s) cannot be read: skipped", quoted(shown),
+		error("branch '%s' (%.12s) cannot be read: skipped", quoted(shown),
 			    ref->value);
 		status = 1;
 		cJSON *o = out ? cJSON_CreateObject() : NULL;
@@ -802,7 +803,7 @@ static int copy_object(struct work *w, git_odb *dst, const git_oid *id)
 	if (git_odb_exists(dst, id))
 		return 0;
 	if (git_odb_read(&obj, w->odb, id) < 0) {
-		sfs_git_say("cannot read object %s: %s", git_oid_tostr_s(id), sfs_git_message());
+		error("cannot read object %s: %s", git_oid_tostr_s(id), sfs_git_message());
 		return -EIO;
 	}
 	git_object_t type = git_odb_object_type(obj);
@@ -810,7 +811,7 @@ static int copy_object(struct work *w, git_odb *dst, const git_oid *id)
 			      type);
 	git_odb_object_free(obj);
 	if (r < 0 || !git_oid_equal(&written, id)) {
-		sfs_git_say("cannot write object %s into the repository: %s", git_oid_tostr_s(id),
+		error("cannot write object %s into the repository: %s", git_oid_tostr_s(id),
 			    r < 0 ? sfs_git_message() : "its id changed");
 		return -EIO;
 	}
@@ -895,7 +896,7 @@ static int check_size(struct size_walk *sw, const git_oid *id, int depth)
 	if (r < 0 || sw->path.failed)
 		return -ENOMEM;
 	if (git_odb_read_header(&len, &type, sw->w->odb, id) < 0) {
-		sfs_git_say("cannot read object %s: %s", git_oid_tostr_s(id), sfs_git_message());
+		error("cannot read object %s: %s", git_oid_tostr_s(id), sfs_git_message());
 		return -EIO;
 	}
 	if (len > object_max(type) || depth > TREE_DEPTH_MAX) {
@@ -904,12 +905,12 @@ static int check_size(struct size_walk *sw, const git_oid *id, int depth)
 		char commit[16];
 		snprintf(commit, sizeof(commit), "%.12s", git_oid_tostr_s(sw->commit));
 		if (depth > TREE_DEPTH_MAX)
-			sfs_git_say("tree %s at '%s' of commit %s is nested deeper than %d trees: "
+			error("tree %s at '%s' of commit %s is nested deeper than %d trees: "
 				    "'%s' not imported (nothing was written)",
 				    git_oid_tostr_s(id), quoted(path), commit, TREE_DEPTH_MAX,
 				    quoted(branch));
 		else
-			sfs_git_say(
+			error(
 				"%s %s%s%s%s of commit %s is %s, over the %s an import copies of "
 				"one: '%s' not imported (nothing was written)",
 				git_object_type2string(type), git_oid_tostr_s(id),
@@ -922,7 +923,7 @@ static int check_size(struct size_walk *sw, const git_oid *id, int depth)
 		return 0;
 	git_tree *tree = NULL;
 	if (git_tree_lookup(&tree, sw->w->repo, id) < 0) {
-		sfs_git_say("cannot read tree %s: %s", git_oid_tostr_s(id), sfs_git_message());
+		error("cannot read tree %s: %s", git_oid_tostr_s(id), sfs_git_message());
 		return -EIO;
 	}
 	size_t at = sw->path.len;
@@ -1005,7 +1006,7 @@ static int set_import_ref(struct work *w, const char *refname, const git_oid *ti
 			return 0;
 		}
 		if (!force && !git_graph_descendant_of(w->repo, tip, was)) {
-			sfs_git_say("%s exists and the agent's %s does not extend it (rebased?); "
+			error("%s exists and the agent's %s does not extend it (rebased?); "
 				    "--force replaces it",
 				    quoted(shown_ref), quoted(shown));
 			git_reference_free(old);
@@ -1018,7 +1019,7 @@ static int set_import_ref(struct work *w, const char *refname, const git_oid *ti
 	git_reference_free(old);
 	git_reference_free(ref);
 	if (g < 0) {
-		sfs_git_say("cannot set %s: %s", quoted(shown_ref), sfs_git_message());
+		error("cannot set %s: %s", quoted(shown_ref), sfs_git_message());
 		return -EIO;
 	}
 	printf("imported %s as %s (%.12s)\n", quoted(shown), quoted(shown_ref),
@@ -1044,13 +1045,13 @@ int sfs_git_import_main(const struct sfs_rule_opts *rules, const char *store, bo
 	snprintf(target, sizeof(target), "refs/heads/sandy/%s", branch);
 	if (!sfs_git_ref_name_ok(name) || !sfs_git_ref_name_ok(target) ||
 	    strlen(branch) > PATH_MAX - 32) {
-		sfs_git_say("'%s' is not a branch name", quoted(shown));
+		error("'%s' is not a branch name", quoted(shown));
 		status = 2;
 		goto done;
 	}
 	const char *id = ref_id(&w.priv_refs, name);
 	if (!id || git_oid_fromstr(&tip, id) < 0) {
-		sfs_git_say(
+		error(
 			"the agent's repository has no branch '%s' ('sandyfs git list' shows them)",
 			quoted(shown));
 		goto done;
@@ -1062,7 +1063,7 @@ int sfs_git_import_main(const struct sfs_rule_opts *rules, const char *store, bo
 	if (r < 0)
 		goto done;
 	if (r > 0) {
-		sfs_git_say("%s not imported: %d change%s the policy keeps (nothing was written)",
+		error("%s not imported: %d change%s the policy keeps (nothing was written)",
 			    quoted(shown), r, r == 1 ? "" : "s");
 		goto done;
 	}
@@ -1093,21 +1094,21 @@ int sfs_git_check_main(const struct sfs_rule_opts *rules, const char *git_dir, c
 	if (!realpath(source, real)) {
 		int e = errno;
 		cleanup_free char *shown = quote_str(source);
-		sfs_git_say("cannot resolve source '%s': %s", quoted(shown), strerror(e));
+		error("cannot resolve source '%s': %s", quoted(shown), strerror(e));
 		goto done;
 	}
 	snprintf(dflt, sizeof(dflt), "%s/.git", real);
 	if (git_repository_open_ext(&repo, git_dir ? git_dir : dflt, GIT_REPOSITORY_OPEN_NO_SEARCH,
 				    NULL) < 0) {
 		cleanup_free char *shown = quote_str(git_dir ? git_dir : dflt);
-		sfs_git_say("cannot open the git repository '%s': %s", quoted(shown),
+		error("cannot open the git repository '%s': %s", quoted(shown),
 			    sfs_git_message());
 		goto done;
 	}
 	snprintf(objects, sizeof(objects), "%s/objects", host_git ? host_git : "");
 	if (host_git && git_odb_open(&host, objects) < 0) {
 		cleanup_free char *shown = quote_str(host_git);
-		sfs_git_say("cannot read the objects of '%s': %s", quoted(shown),
+		error("cannot read the objects of '%s': %s", quoted(shown),
 			    sfs_git_message());
 		goto done;
 	}
@@ -1123,7 +1124,7 @@ int sfs_git_check_main(const struct sfs_rule_opts *rules, const char *git_dir, c
 		if (git_revparse_single(&obj, repo, commits[i]) < 0 ||
 		    git_object_peel(&c, obj, GIT_OBJECT_COMMIT) < 0) {
 			cleanup_free char *shown = quote_str(commits[i]);
-			sfs_git_say("'%s' is not a commit: %s", quoted(shown), sfs_git_message());
+			error("'%s' is not a commit: %s", quoted(shown), sfs_git_message());
 			status = 2;
 		} else if (host && git_odb_exists(host, git_object_id(c))) {
 			/* The host's repository has it: not the agent's. */
@@ -1132,7 +1133,7 @@ int sfs_git_check_main(const struct sfs_rule_opts *rules, const char *git_dir, c
 					      &rep, &err);
 			if (r < 0) {
 				cleanup_free char *shown = quote_str(err ? err : strerror(-r));
-				sfs_git_say("%s", quoted(shown));
+				error("%s", quoted(shown));
 				status = 2;
 			} else
 				refused += r;

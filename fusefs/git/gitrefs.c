@@ -2,6 +2,7 @@
 #include "gitrefs.h"
 #include "common/err.h"
 #include "common/quote.h"
+#include "common/usage.h"
 #include "common/util.h"
 
 #include <dirent.h>
@@ -13,17 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-void sfs_git_say(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	fputs("sandyfs: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
-	va_end(ap);
-}
 
 const char *sfs_git_message(void)
 {

@@ -19,9 +19,8 @@
 #define REFS_DEPTH    32
 #define INDEX_MAX     (1u << 30)
 
-/* "sandyfs: MESSAGE" on stderr; libgit2's last error message, escaped
- * (quote.h) and good until the next call. */
-void sfs_git_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* libgit2's last error message, escaped (quote.h) and good until the next
+ * call. */
 const char *sfs_git_message(void);
 
 static inline void cleanup_repop(git_repository **r)

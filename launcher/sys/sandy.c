@@ -2,28 +2,20 @@
 
 #include "sandy.h"
 
+#include "common/usage.h"
+
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <sys/stat.h>
 
-static void vmessage(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
-static void vmessage(const char *fmt, va_list ap)
-{
-	char buf[4096];
-
-	/* One write per message, so lines from concurrent processes (the
-	 * daemon, docker) do not interleave within a line. */
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	fprintf(stderr, "sandy: %s\n", buf);
-}
-
+/* The launcher's names for the one printer (common/usage.h). */
 void sandy_error(const char *fmt, ...)
 {
 	va_list ap;
 
 	va_start(ap, fmt);
-	vmessage(fmt, ap);
+	verror(fmt, ap);
 	va_end(ap);
 }
 
@@ -32,7 +24,7 @@ void sandy_note(const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	vmessage(fmt, ap);
+	vnote(fmt, ap);
 	va_end(ap);
 }
 
