@@ -1,6 +1,7 @@
 /* gitrefs.c - see gitrefs.h. */
 #include "gitrefs.h"
 #include "common/err.h"
+#include "common/fileat.h"
 #include "common/quote.h"
 #include "common/usage.h"
 #include "common/util.h"
@@ -75,38 +76,12 @@ int sfs_git_make_dir(int dirfd, const char *rel, bool create, const struct stat 
 
 /* Reads regular file NAME in DIRFD (at most CAP bytes) into a malloc'ed,
  * NUL-terminated buffer; a FIFO or device planted there is refused, not
- * waited on. */
+ * waited on, and a symlink is not followed (EINVAL). */
 int sfs_git_read_at(int dirfd, const char *name, size_t cap, char **out, size_t *len)
 {
-	cleanup_fd int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-	struct stat st;
+	int r = fileat_read(dirfd, name, cap, FILEAT_REGULAR, out, len);
 
-	*out = NULL;
-	if (fd < 0)
-		return errno == ELOOP ? -EINVAL : -errno;
-	if (fstat(fd, &st) < 0)
-		return -errno;
-	if (!S_ISREG(st.st_mode))
-		return -EINVAL;
-	if ((uint64_t)st.st_size > cap)
-		return -EFBIG;
-	char *buf = malloc((size_t)st.st_size + 1);
-	if (!buf)
-		return -ENOMEM;
-	size_t got = 0;
-	while (got < (size_t)st.st_size) {
-		ssize_t n = read(fd, buf + got, (size_t)st.st_size - got);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		got += (size_t)n;
-	}
-	buf[got] = '\0';
-	*out = buf;
-	if (len)
-		*len = got;
-	return 0;
+	return r == -ELOOP ? -EINVAL : r;
 }
 
 /* Replaces NAME in DIRFD with LEN bytes of DATA: a new file renamed over
@@ -115,40 +90,7 @@ int sfs_git_read_at(int dirfd, const char *name, size_t cap, char **out, size_t 
 int sfs_git_write_at(int dirfd, const char *name, const void *data, size_t len,
 		     const struct stat *owner)
 {
-	char tmp[64];
-	int fd = -1;
-
-	for (int i = 0; i < 100 && fd < 0; i++) {
-		snprintf(tmp, sizeof(tmp), ".sandyfs-%d-%d.tmp", (int)getpid(), i);
-		fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-		if (fd < 0 && errno != EEXIST)
-			return -errno;
-	}
-	if (fd < 0)
-		return -EEXIST;
-	const char *p = data;
-	size_t left = len;
-	int r = 0;
-	while (left && r == 0) {
-		ssize_t n = write(fd, p, left);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			r = -errno;
-		else {
-			p += n;
-			left -= (size_t)n;
-		}
-	}
-	if (r == 0 && owner && geteuid() == 0 && fchown(fd, owner->st_uid, owner->st_gid) < 0)
-		r = -errno;
-	if (close(fd) < 0 && r == 0)
-		r = -errno;
-	if (r == 0 && renameat(dirfd, tmp, dirfd, name) < 0)
-		r = -errno;
-	if (r < 0)
-		unlinkat(dirfd, tmp, 0);
-	return r;
+	return fileat_replace(dirfd, name, data, len, 0644, owner);
 }
 
 /* sfs_git_write_at for a path REL ("refs/heads/x") below DIRFD, making the

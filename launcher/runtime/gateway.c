@@ -6,6 +6,8 @@
 #include "sys/proc.h"
 #include "world/world.h"
 
+#include "common/fileat.h"
+
 #include <cJSON.h>
 #include <ctype.h>
 #include <fcntl.h>
@@ -161,20 +163,14 @@ int gateway_check_inputs(const char *agent, const struct strv *args, const struc
 
 static int write_in(const char *dir, const char *name, const char *text, int mode)
 {
-	cleanup_free char *path = sandy_asprintf("%s/%s", dir, name);
-	cleanup_free char *tmp = sandy_asprintf("%s/.%s.new", dir, name);
+	cleanup_fd int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
-	if (!path || !tmp)
-		return -ENOMEM;
 	if (!text)
 		return -ENOMEM;
+	if (dfd < 0)
+		return -errno;
 	/* Whole or not at all: dnsmasq may reread it at any moment. */
-	int r = sandy_write_file(tmp, text, strlen(text), mode);
-	if (r == 0 && rename(tmp, path) < 0)
-		r = -errno;
-	if (r < 0)
-		unlink(tmp);
-	return r;
+	return fileat_replace(dfd, name, text, strlen(text), (mode_t)mode, NULL);
 }
 
 /* NETDIR/NAME: the entries of V, one a line. */

@@ -2,6 +2,7 @@
 
 #include "sandy.h"
 
+#include "common/fileat.h"
 #include "common/usage.h"
 
 #include <fcntl.h>
@@ -45,40 +46,12 @@ char *sandy_asprintf(const char *fmt, ...)
 
 int sandy_read_file(const char *path, size_t max, char **out)
 {
-	cleanup_fd int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	cleanup_free char *buf = malloc(max + 1);
-	if (!buf)
-		return -ENOMEM;
-	size_t len = 0;
-	while (len < max) {
-		ssize_t n = read(fd, buf + len, max - len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		if (n == 0)
-			break;
-		len += (size_t)n;
-	}
-	buf[len] = '\0';
-	*out = steal_ptr(&buf);
-	return 0;
+	return fileat_read(AT_FDCWD, path, max, 0, out, NULL);
 }
 
 int sandy_write_all(int fd, const char *data, size_t len)
 {
-	while (len > 0) {
-		ssize_t n = write(fd, data, len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		data += n;
-		len -= (size_t)n;
-	}
-	return 0;
+	return fileat_write_all(fd, data, len);
 }
 
 int sandy_write_file(const char *path, const char *data, size_t len, int mode)
