@@ -194,7 +194,8 @@ for layout in hooks_in hooks_out worktree submodule commondir gitdir_file; do
 done
 
 # POLICY.md, as a session writes it for the agent (bubblewrap: no engine
-# needed), names what git's layout keeps read-only, and only that.
+# needed), names what git's layout keeps read-only, and only that; and
+# `sandy explain` asks as the session mounts.
 for layout in hooks_in gitdir_file hooks_out; do
 	d=$base/session-$layout src=$d/src
 	mkdir -p "$d"
@@ -216,6 +217,9 @@ for layout in hooks_in gitdir_file hooks_out; do
 		"$(LC_ALL=C sort <<<"$listed")" "$(LC_ALL=C sort <<<"$shown")"
 	check "session $layout: POLICY.md does not call the agent's .git a build directory" \
 		grep -q "These directories are private to the sandbox: node_modules/" <<<"$note"
+	# `sandy explain` answers as the session mounts: the agent's own .git.
+	check_eq "session $layout: sandy explain calls .git/config the agent's own, as the session serves it" \
+		private "$(cd "$src" && "$SANDY" explain --json .git/config 2>&1 | jq -r '.[0].class')"
 done
 
 done_testing

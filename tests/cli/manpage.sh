@@ -77,7 +77,7 @@ done
 # headers its build includes (engine.h's default images, kube.h's defaults)
 # where sandy.help says @MACRO@.
 macros=$(sed -nE 's/^#define ([A-Z_][A-Z0-9_]*)[[:space:]]+"([^"|]*)"$/s|@\1@|\2|g/p' \
-	"$SANDY_SRC/launcher/engine.h" "$SANDY_SRC/launcher/kube.h")
+	"$SANDY_SRC/launcher/runtime/engine.h" "$SANDY_SRC/launcher/world/kube.h")
 check_eq "sandy --help is launcher/sandy.help" \
 	"$(sed -e "$macros" "$SANDY_SRC/launcher/sandy.help")" "$("$SANDY" --help)"
 check_eq "sandyfs --help is fusefs/sandyfs.help" "$(cat "$SANDY_SRC/fusefs/sandyfs.help")" \
