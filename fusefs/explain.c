@@ -169,9 +169,10 @@ static const char *advice(const struct sfs_decision *d, bool exists, bool owners
 	switch (d->cls) {
 	case SFS_CLASS_PROTECTED:
 		if (d->rule && d->rule->tier > 0)
-			return "release it in a user-level rule file (~/.config/sandy/rules.d/"
-			       "NAME.json: {\"release\": [\"PATTERN\"]}) if the agent should "
-			       "change it; or change it on the host yourself";
+			return "release it, as the rule writes it, in a user-level rule file "
+			       "(~/.config/sandy/rules.d/NAME.json: {\"release\": [\"PATTERN\"]}, "
+			       "with \"projects\": [\"/path/to/project\"] for one project only) "
+			       "if the agent should change it; or change it on the host yourself";
 		return "always protected: change it on the host yourself";
 	case SFS_CLASS_READONLY:
 		if (!exists && ownership)
@@ -214,6 +215,8 @@ static cJSON *rule_json(const struct sfs_decision *d)
 	quote_json_add(o, "pattern", d->rule_text);
 	if (r && r->cls == SFS_CLASS_PROTECTED)
 		cJSON_AddNumberToObject(o, "tier", r->tier);
+	if (r && r->released_by)
+		quote_json_add(o, "released_by", r->released_by);
 	return o;
 }
 
@@ -235,7 +238,9 @@ static void print_rule(FILE *f, const struct sfs_rule *r, const char *file)
 	fprintf(f, "%s[%d] '%s'", r->key, r->index, quoted(pattern));
 	if (r->generated)
 		fprintf(f, " (generated tree)");
-	if (r->cls == SFS_CLASS_PROTECTED)
+	if (r->cls == SFS_CLASS_PROTECTED && r->released_by)
+		fprintf(f, " (tier %d, released by %s)", r->tier, r->released_by);
+	else if (r->cls == SFS_CLASS_PROTECTED)
 		fprintf(f, " (tier %d%s)", r->tier, r->tier ? ", releasable" : ", always");
 }
 

@@ -32,11 +32,15 @@ struct rule_file {
 	struct strv extends;
 	int *extends_line; /* the line of each of extends */
 	struct strv detect;
+	/* "projects": the user-level file applies only to these (absolute
+	 * paths); empty: to every project. */
+	struct strv projects;
 	int owned; /* "owned": -1 when absent */
 };
 
 struct sfs_loader {
 	char *shipped_dir, *overlays_dir;
+	char *source; /* the project's resolved path, for "projects"; NULL: unknown */
 	struct rule_file **files;
 	size_t nfiles;
 	const char **chain; /* stems being loaded, for extends cycles */

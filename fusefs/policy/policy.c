@@ -52,6 +52,8 @@ struct sfs_policy {
 	/* protect is split by tier: tiers 1 and 2 do not apply in a
 	 * generated tree (gen, a subset of the write rules). */
 	struct classset write, gen, private, protect0, protect12, hide, overlay, strict;
+	/* Tier 1 and 2 protections a user-level file released: writable. */
+	struct classset released;
 	struct imm *imm;
 	size_t nimm;
 	/* Canonical names (or glob components) that stricter rules pass
@@ -126,6 +128,9 @@ static const struct sfs_rule rule_owned = {
 static void set_rule(struct sfs_decision *out, enum sfs_class cls, const struct sfs_rule *r);
 
 static const char why_default[] = "no write rule matches: read-only by default";
+static const char why_released[] =
+	"released by a user-level rule file: the agent may change it (the protection's "
+	"reason stands: review what it writes)";
 
 /* ---- names -------------------------------------------------------------- */
 
@@ -288,6 +293,7 @@ void sfs_policy_free(struct sfs_policy *p)
 	classset_free(&p->hide);
 	classset_free(&p->overlay);
 	classset_free(&p->strict);
+	classset_free(&p->released);
 	free(p);
 }
 
@@ -458,6 +464,11 @@ static bool is_overlay(const struct sfs_rule *r)
 	return r->cls == SFS_CLASS_OVERLAY;
 }
 
+static bool is_released(const struct sfs_rule *r)
+{
+	return r->cls == SFS_CLASS_PROTECTED && r->released_by;
+}
+
 static bool is_strict(const struct sfs_rule *r)
 {
 	return r->cls == SFS_CLASS_PRIVATE || sfs_class_protective(r->cls);
@@ -488,7 +499,7 @@ static int build_classset(struct sfs_policy *p, struct classset *cs,
 	for (size_t i = 0; i < p->nrules; i++) {
 		const struct sfs_rule *ru = p->rules[i];
 
-		if (ru->released_by || !want(ru))
+		if ((ru->released_by && want != is_released) || !want(ru))
 			continue;
 		cs->map[n++] = ru;
 	}
@@ -598,6 +609,8 @@ int sfs_policy_compile(struct sfs_policy *p, char **err)
 		r = build_classset(p, &p->overlay, is_overlay, canon | SFS_GLOB_EXACT, err);
 	if (!r)
 		r = build_classset(p, &p->strict, is_strict, canon, err);
+	if (!r)
+		r = build_classset(p, &p->released, is_released, canon, err);
 	if (!r)
 		r = collect_shadows(p);
 	if (r < 0)
@@ -895,6 +908,13 @@ static void classify(const struct sfs_policy *p, canon_fn spell, const char *rea
 		set_rule(out, SFS_CLASS_WRITABLE, ru);
 		return;
 	}
+	/* A released protection makes its names writable by itself: the user
+	 * who released it meant the agent to change them. */
+	if (p->released.n && class_match(&p->released, canon, clen, NULL, &ru) > 0) {
+		set_rule(out, SFS_CLASS_WRITABLE, ru);
+		out->why = why_released;
+		return;
+	}
 	/* A failed write match only loses writability: no need to fail closed. */
 	set_default(out);
 	return;
@@ -955,6 +975,21 @@ static void classify_path(const struct sfs_policy *p, const char *relpath, size_
 		*out = posix;
 }
 
+/* Whether a released protection names something below RELPATH. */
+static bool released_below(const struct sfs_policy *p, const char *relpath)
+{
+	size_t len = strlen(relpath), cap = SFS_CANON_CAP(len) + 1;
+	cleanup_free char *buf = p->released.n ? malloc(cap) : NULL;
+
+	if (!buf)
+		return false;
+	ssize_t n = sfs_canon_path(relpath, len, buf, cap - 1);
+	if (n < 0)
+		return false;
+	buf[n++] = '/';
+	return sfs_globset_match_prefix(p->released.gs, buf, (size_t)n) > 0;
+}
+
 bool sfs_policy_write_possible_below(const struct sfs_policy *p, const char *relpath)
 {
 	char stackbuf[STACK_CANON];
@@ -977,7 +1012,7 @@ bool sfs_policy_write_possible_below(const struct sfs_policy *p, const char *rel
 	r = sfs_globset_match_prefix(p->write.gs, buf, len);
 	if (buf != stackbuf)
 		free(buf);
-	return r > 0;
+	return r > 0 || released_below(p, relpath);
 }
 
 enum sfs_class sfs_policy_classify(const struct sfs_policy *p, const char *relpath,

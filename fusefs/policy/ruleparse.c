@@ -175,6 +175,7 @@ void rule_file_free(struct rule_file *f)
 	strv_free(&f->extends);
 	free(f->extends_line);
 	strv_free(&f->detect);
+	strv_free(&f->projects);
 	free(f);
 }
 /* Parsing state of one file. */
@@ -608,6 +609,26 @@ static int parse_release(struct pctx *c, const cJSON *v)
 	return 0;
 }
 
+/* "projects": the absolute paths of the projects a user-level file is
+ * for, so that a release for one project lives in the user's own
+ * configuration and never in the project. */
+static int parse_projects(struct pctx *c, const cJSON *v)
+{
+	int rc;
+
+	if (c->f->trust != SFS_TRUST_USER)
+		return perr(c, v, true,
+			    "'projects' is only allowed in user-level rule files and on the "
+			    "command line");
+	if ((rc = parse_strings(c, v, &c->f->projects, NULL)) < 0)
+		return rc;
+	for (const cJSON *e = v->child; e; e = e->next)
+		if (e->valuestring[0] != '/')
+			return perr(c, e, false,
+				    "wrong type in 'projects': expected an absolute path");
+	return 0;
+}
+
 static int parse_detect(struct pctx *c, const cJSON *v)
 {
 	int rc = parse_strings(c, v, &c->f->detect, NULL);
@@ -674,7 +695,7 @@ static int parse_text(struct sfs_loader *l, struct rule_file *f, const char *tex
 {
 	static const char *const keys[] = {
 		"name",	   "description", "extends", "detect",	"write", "generated", "private",
-		"protect", "hide",	  "overlay", "release", "owned", NULL};
+		"protect", "hide",	  "overlay", "release", "owned", "projects", NULL};
 	struct pctx c = {l, f, text, len, NULL, err, NULL, 0};
 	const char *end = NULL, *p;
 	cJSON *root;
@@ -741,6 +762,8 @@ static int parse_text(struct sfs_loader *l, struct rule_file *f, const char *tex
 			rc = parse_overlay(&c, m);
 		} else if (!strcmp(k, "release")) {
 			rc = parse_release(&c, m);
+		} else if (!strcmp(k, "projects")) {
+			rc = parse_projects(&c, m);
 		}
 	}
 	if (rc == -ENOMEM)

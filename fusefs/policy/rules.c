@@ -9,6 +9,8 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <limits.h>
+#include <stdint.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -99,6 +101,7 @@ void sfs_loader_free(struct sfs_loader *l)
 	free(l->chain);
 	free(l->shipped_dir);
 	free(l->overlays_dir);
+	free(l->source);
 	free(l);
 }
 
@@ -228,6 +231,20 @@ int sfs_loader_add_type(struct sfs_loader *l, const char *name, const char *orig
 	return load_shipped(l, name, origin, err);
 }
 
+/* Whether F is for the project the loader loads for: a file naming
+ * "projects" is for those alone, compared resolved. */
+static bool for_this_project(const struct sfs_loader *l, const struct rule_file *f)
+{
+	char real[PATH_MAX];
+
+	if (f->projects.n == 0)
+		return true;
+	for (size_t i = 0; l->source && i < f->projects.n; i++)
+		if (realpath(f->projects.v[i], real) && !strcmp(real, l->source))
+			return true;
+	return false;
+}
+
 int sfs_loader_add_file(struct sfs_loader *l, const char *path, enum sfs_trust trust,
 			const char *origin, char **err)
 {
@@ -240,6 +257,10 @@ int sfs_loader_add_file(struct sfs_loader *l, const char *path, enum sfs_trust t
 	r = rule_file_parse_fd(l, fd, path, NULL, trust, origin, &f, err);
 	if (r < 0)
 		return r;
+	if (!for_this_project(l, f)) {
+		rule_file_free(f);
+		return 0;
+	}
 	return loader_commit(l, f, err);
 }
 
@@ -301,7 +322,108 @@ int loader_unloaded_types(const struct sfs_loader *l, struct strv *names, char *
 	return r;
 }
 
-/* Marks the protect rules each user-level release names as released. */
+/* PATTERN without what only says where it may match: leading slashes and
+ * "any depth" prefixes, trailing slashes. */
+static void bare(const char *pattern, const char **start, size_t *len)
+{
+	const char *s = pattern;
+
+	while (!strncmp(s, "**/", 3) || *s == '/')
+		s += *s == '/' ? 1 : 3;
+	*len = strlen(s);
+	while (*len && s[*len - 1] == '/')
+		(*len)--;
+	*start = s;
+}
+
+/* Levenshtein distance of A[0..AL) and B[0..BL), capped at 64. */
+static size_t distance(const char *a, size_t al, const char *b, size_t bl)
+{
+	size_t row[65];
+
+	if (al > 64 || bl > 64)
+		return 64;
+	for (size_t j = 0; j <= bl; j++)
+		row[j] = j;
+	for (size_t i = 1; i <= al; i++) {
+		size_t diag = row[0];
+		row[0] = i;
+		for (size_t j = 1; j <= bl; j++) {
+			size_t up = row[j];
+			size_t best = diag + (a[i - 1] != b[j - 1]);
+			if (up + 1 < best)
+				best = up + 1;
+			if (row[j - 1] + 1 < best)
+				best = row[j - 1] + 1;
+			row[j] = best;
+			diag = up;
+		}
+	}
+	return row[bl];
+}
+
+/* The protect rule whose pattern is nearest PATTERN: the same name written
+ * with another anchor ("**\/.github/workflows/" for ".github/workflows/"),
+ * else the fewest edits; NULL when none is near. */
+static const struct sfs_rule *nearest_protect(const struct sfs_loader *l, const char *pattern,
+					      const char **file)
+{
+	const struct sfs_rule *best = NULL;
+	size_t best_d = SIZE_MAX, pl, rl;
+	const char *ps, *rs;
+
+	bare(pattern, &ps, &pl);
+	for (size_t k = 0; k < l->nfiles; k++)
+		for (size_t m = 0; m < l->files[k]->nrules; m++) {
+			const struct sfs_rule *ru = &l->files[k]->rules[m];
+
+			if (ru->cls != SFS_CLASS_PROTECTED)
+				continue;
+			bare(ru->pattern, &rs, &rl);
+			size_t d = rl == pl && !strncmp(rs, ps, pl) ? 0 : 1 + distance(ps, pl, rs, rl);
+			if (d < best_d) {
+				best_d = d;
+				best = ru;
+				*file = l->files[k]->path;
+			}
+		}
+	/* More edits than half the name is no longer a misspelling. */
+	return best && best_d <= 1 + pl / 2 ? best : NULL;
+}
+
+/* Marks the protect rules REL names as released; false when it names
+ * none. */
+static int release_one(struct sfs_loader *l, const struct rule_file *rf,
+		       const struct rule_release *rel, bool *found, char **err)
+{
+	for (size_t k = 0; k < l->nfiles; k++) {
+		struct rule_file *pf = l->files[k];
+
+		for (size_t m = 0; m < pf->nrules; m++) {
+			struct sfs_rule *ru = &pf->rules[m];
+
+			if (ru->cls != SFS_CLASS_PROTECTED || strcmp(ru->pattern, rel->pattern))
+				continue;
+			if (ru->tier == 0)
+				return err_set(err, EPERM,
+					       "%s:%d: cannot release '%s': it is always protected "
+					       "(%s:%d)",
+					       rf->path, rel->line, rel->pattern, pf->path, ru->line);
+			*found = true;
+			if (ru->released_by)
+				continue;
+			if (asprintf((char **)&ru->released_by, "%s:%d", rf->path, rel->line) < 0) {
+				ru->released_by = NULL;
+				return -ENOMEM;
+			}
+		}
+	}
+	return 0;
+}
+
+/* Marks the protect rules each user-level release names as released. A
+ * release must be spelled as the entry it releases: one that names none
+ * would leave the name protected while its writer believes otherwise. */
 static int apply_releases(struct sfs_loader *l, char **err)
 {
 	for (size_t i = 0; i < l->nfiles; i++) {
@@ -309,31 +431,25 @@ static int apply_releases(struct sfs_loader *l, char **err)
 
 		for (size_t j = 0; j < rf->nrel; j++) {
 			const struct rule_release *rel = &rf->rel[j];
+			const char *file = NULL;
+			bool found = false;
+			int r = release_one(l, rf, rel, &found, err);
 
-			for (size_t k = 0; k < l->nfiles; k++) {
-				struct rule_file *pf = l->files[k];
-
-				for (size_t m = 0; m < pf->nrules; m++) {
-					struct sfs_rule *ru = &pf->rules[m];
-
-					if (ru->cls != SFS_CLASS_PROTECTED ||
-					    strcmp(ru->pattern, rel->pattern))
-						continue;
-					if (ru->tier == 0)
-						return err_set(err, EPERM,
-							       "%s:%d: cannot release '%s': it is "
-							       "always protected (%s:%d)",
-							       rf->path, rel->line, rel->pattern,
-							       pf->path, ru->line);
-					if (ru->released_by)
-						continue;
-					if (asprintf((char **)&ru->released_by, "%s:%d", rf->path,
-						     rel->line) < 0) {
-						ru->released_by = NULL;
-						return -ENOMEM;
-					}
-				}
-			}
+			if (r < 0)
+				return r;
+			if (found)
+				continue;
+			const struct sfs_rule *near = nearest_protect(l, rel->pattern, &file);
+			if (!near)
+				return err_set(err, EINVAL,
+					       "%s:%d: cannot release '%s': no protect entry is "
+					       "written so (see `sandyfs rules SOURCE`)",
+					       rf->path, rel->line, rel->pattern);
+			return err_set(err, EINVAL,
+				       "%s:%d: cannot release '%s': no protect entry is written so; "
+				       "the nearest is '%s' (%s:%d)",
+				       rf->path, rel->line, rel->pattern, near->pattern, file,
+				       near->line);
 		}
 	}
 	return 0;
@@ -460,6 +576,11 @@ int sfs_policy_load(const struct sfs_rule_opts *o, const char *source_dir, struc
 	l = sfs_loader_new(shipped, overlays);
 	if (!l)
 		return -ENOMEM;
+	char real[PATH_MAX];
+	if (realpath(source_dir, real) && !(l->source = strdup(real))) {
+		sfs_loader_free(l);
+		return -ENOMEM;
+	}
 	r = sfs_loader_add_type(l, "base", "always", err);
 	for (size_t i = 0; r == 0 && i < o->types.n; i++)
 		r = sfs_loader_add_type(l, o->types.v[i], "--type", err);

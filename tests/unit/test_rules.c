@@ -476,8 +476,12 @@ static void test_load(void)
 		ok(find_source(p, "/c.json") && find_source(p, "u.json") &&
 			   find_source(p, ".sandy/rules.json"),
 		   "c detected, user rules.d and project file read");
-		ok(class_of(p, "Makefile", &d) == SFS_CLASS_READONLY && !d.rule,
-		   "a user release of Makefile makes it plain readonly");
+		ok(class_of(p, "Makefile", &d) == SFS_CLASS_WRITABLE && d.rule &&
+			   !strcmp(d.rule->pattern, "Makefile") && d.rule->released_by &&
+			   strstr(d.why, "released"),
+		   "a user release of Makefile makes it writable, by the released entry");
+		ok(class_of(p, "sub/Makefile", &d) == SFS_CLASS_WRITABLE,
+		   "an entry without a slash names the file at any depth, and so does its release");
 		for (size_t i = 0; i < sfs_policy_rule_count(p); i++)
 			if (sfs_policy_rule(p, i)->released_by)
 				released = sfs_policy_rule(p, i);
@@ -504,7 +508,7 @@ static void test_load(void)
 				   "not detected: its protections only") &&
 			   class_of(p, "include/x.inc", &d) == SFS_CLASS_READONLY &&
 			   class_of(p, "include/x.h", &d) == SFS_CLASS_WRITABLE &&
-			   class_of(p, "Makefile", &d) == SFS_CLASS_READONLY,
+			   class_of(p, "Makefile", &d) == SFS_CLASS_WRITABLE,
 		   "--type turns detection off: c gives its protections, no write globs (its "
 		   "include/ stays read-only; a header is writable in every project), and the "
 		   "user's release of Makefile still holds");
@@ -758,6 +762,91 @@ static void test_opts(void)
 	ok(o.types.n == 0 && !o.types.v, "rule options free");
 }
 
+/* A release must name an entry as written; one for a single project lives
+ * in the user's configuration ("projects"); a released directory entry
+ * makes what is below it writable, mkdir included. */
+static void test_release_kinds(void)
+{
+	char *src = path_of("rel"), *other = path_of("rel-other"), *cfg = path_of("relcfg"),
+	     *err = NULL, *text = NULL;
+	struct sfs_rule_opts o = {0};
+	struct sfs_policy *p;
+	struct sfs_decision d;
+
+	make_dir("rel");
+	make_dir("rel-other");
+	make_dir("relcfg");
+	make_dir("relcfg/rules.d");
+	setenv("SANDY_CONFIG_DIR", cfg, 1);
+
+	write_file("relcfg/rules.d/w.json", "{\"release\": [\".github/workflows/\"]}");
+	ok(load_with(&o, src, &p, &err) < 0 && err &&
+		   strstr(err, "w.json:1: cannot release '.github/workflows/': no protect entry is "
+			       "written so; the nearest is '**/.github/workflows/' (") &&
+		   strstr(err, "base.json:"),
+	   "a release spelled otherwise than its entry is an error that names the entry");
+	free(err);
+	err = NULL;
+
+	write_file("relcfg/rules.d/w.json", "{\"release\": [\"Makefle\"]}");
+	ok(load_with(&o, src, &p, &err) < 0 && err && strstr(err, "the nearest is 'Makefile'"),
+	   "a misspelt release names the entry it is nearest");
+	free(err);
+	err = NULL;
+
+	write_file("relcfg/rules.d/w.json", "{\"release\": [\"no-such-thing-at-all.conf\"]}");
+	ok(load_with(&o, src, &p, &err) < 0 && err &&
+		   strstr(err, "cannot release 'no-such-thing-at-all.conf': no protect entry is "
+			       "written so (see"),
+	   "a release near no entry says where to look");
+	free(err);
+	err = NULL;
+
+	if (asprintf(&text, "{\"projects\": [\"%s\"],\n \"release\": [\"**/.github/workflows/\"]}",
+		     src) < 0)
+		abort();
+	write_file("relcfg/rules.d/w.json", text);
+	free(text);
+	if (ok(load_with(&o, src, &p, &err) == 0, "a release for one project loads")) {
+		ok(class_of(p, ".github/workflows/ci", &d) == SFS_CLASS_WRITABLE && d.rule &&
+			   !strcmp(d.rule->pattern, "**/.github/workflows/"),
+		   "the released directory entry makes a file below it writable");
+		ok(sfs_policy_write_possible_below(p, ".github") &&
+			   sfs_policy_write_possible_below(p, ".github/workflows"),
+		   "and the directories on the way may be made");
+		ok(class_of(p, ".github/CODEOWNERS", &d) != SFS_CLASS_WRITABLE,
+		   "beside it nothing changes");
+		sfs_policy_free(p);
+	}
+	free(err);
+	err = NULL;
+	if (ok(load_with(&o, other, &p, &err) == 0, "another project loads the same rules.d")) {
+		ok(class_of(p, ".github/workflows/ci", &d) == SFS_CLASS_PROTECTED,
+		   "where the file names another project, its release does not apply");
+		sfs_policy_free(p);
+	}
+	free(err);
+	err = NULL;
+
+	write_file("relcfg/rules.d/w.json", "{\"projects\": [\"rel\"]}");
+	ok(load_with(&o, src, &p, &err) < 0 && err && strstr(err, "expected an absolute path"),
+	   "a project is named by its absolute path");
+	free(err);
+	err = NULL;
+	write_file("rel/.sandy-x", "");
+	make_dir("rel/.sandy");
+	write_file("rel/.sandy/rules.json", "{\"projects\": [\"/x\"]}");
+	write_file("relcfg/rules.d/w.json", "{}");
+	ok(load_with(&o, src, &p, &err) < 0 && err &&
+		   strstr(err, "'projects' is only allowed in user-level rule files"),
+	   "a project's own rule file cannot say which projects it is for");
+	free(err);
+	sfs_rule_opts_free(&o);
+	free(src);
+	free(other);
+	free(cfg);
+}
+
 int main(void)
 {
 	dir = scratch_dir();
@@ -771,6 +860,7 @@ int main(void)
 	test_markers_protected();
 	test_new_keys();
 	test_load();
+	test_release_kinds();
 	test_opts();
 	return tap_done();
 }
