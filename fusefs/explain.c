@@ -361,6 +361,11 @@ static cJSON *rule_entry_json(const struct sfs_rule *r)
 		cJSON_AddStringToObject(o, "overlay_file", r->overlay_file);
 	if (r->released_by)
 		cJSON_AddStringToObject(o, "released_by", r->released_by);
+	if (r->except) {
+		cJSON *a = cJSON_AddArrayToObject(o, "except");
+		for (size_t i = 0; r->except[i]; i++)
+			cJSON_AddItemToArray(a, cJSON_CreateString(r->except[i]));
+	}
 	return o;
 }
 

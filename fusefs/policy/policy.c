@@ -54,6 +54,13 @@ struct sfs_policy {
 	struct classset write, gen, private, protect0, protect12, hide, overlay, strict;
 	/* Tier 1 and 2 protections a user-level file released: writable. */
 	struct classset released;
+	/* Hide rules with exceptions, each asked on its own: a path the
+	 * pattern matches and no exception does is hidden. */
+	struct hide_except {
+		const struct sfs_rule *rule;
+		struct sfs_globset *pattern, *except;
+	} *hexc;
+	size_t nhexc;
 	struct imm *imm;
 	size_t nimm;
 	/* Canonical names (or glob components) that stricter rules pass
@@ -251,6 +258,9 @@ static void rule_free_strings(struct sfs_rule *r)
 	free((char *)r->why);
 	free((char *)r->overlay_file);
 	free((char *)r->released_by);
+	for (size_t i = 0; r->except && r->except[i]; i++)
+		free((char *)r->except[i]);
+	free((void *)r->except);
 }
 
 static void classset_free(struct classset *c)
@@ -294,7 +304,29 @@ void sfs_policy_free(struct sfs_policy *p)
 	classset_free(&p->overlay);
 	classset_free(&p->strict);
 	classset_free(&p->released);
+	for (size_t i = 0; i < p->nhexc; i++) {
+		sfs_globset_free(p->hexc[i].pattern);
+		sfs_globset_free(p->hexc[i].except);
+	}
+	free(p->hexc);
 	free(p);
+}
+
+/* N's own copy of the exceptions EXCEPT, each checked as a hide glob. */
+static int dup_except(struct sfs_rule *n, const char *const *except)
+{
+	size_t k = 0;
+
+	while (except[k])
+		k++;
+	char **v = calloc(k + 1, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	n->except = (const char *const *)v;
+	for (size_t i = 0; i < k; i++)
+		if (!(v[i] = strdup(except[i])))
+			return -ENOMEM;
+	return 0;
 }
 
 static char *dup_or_null(const char *s, bool *oom)
@@ -367,6 +399,9 @@ int sfs_policy_add_rule(struct sfs_policy *p, const struct sfs_rule *r, char **e
 	n->why = dup_or_null(r->why ? r->why : "", &oom);
 	n->overlay_file = dup_or_null(r->overlay_file, &oom);
 	n->released_by = dup_or_null(r->released_by, &oom);
+	n->except = NULL;
+	if (r->except && dup_except(n, r->except) < 0)
+		oom = true;
 	if (oom) {
 		rule_free_strings(n);
 		free(n);
@@ -456,7 +491,7 @@ static bool is_protect12(const struct sfs_rule *r)
 
 static bool is_hide(const struct sfs_rule *r)
 {
-	return r->cls == SFS_CLASS_HIDDEN;
+	return r->cls == SFS_CLASS_HIDDEN && !r->except;
 }
 
 static bool is_overlay(const struct sfs_rule *r)
@@ -585,6 +620,40 @@ static int collect_shadows(struct sfs_policy *p)
 	return r;
 }
 
+/* The hide rules with exceptions: each its own pair of sets. */
+static int build_hide_except(struct sfs_policy *p, char **err)
+{
+	const unsigned flags = SFS_GLOB_CANONICAL;
+
+	for (size_t i = 0; i < p->nrules; i++) {
+		const struct sfs_rule *ru = p->rules[i];
+		size_t n = 0, bad = 0;
+		cleanup_free char *reason = NULL;
+
+		if (ru->cls != SFS_CLASS_HIDDEN || !ru->except)
+			continue;
+		while (ru->except[n])
+			n++;
+		struct hide_except *a = realloc(p->hexc, (p->nhexc + 1) * sizeof(*a));
+		if (!a)
+			return -ENOMEM;
+		p->hexc = a;
+		a = &p->hexc[p->nhexc++];
+		*a = (struct hide_except){.rule = ru};
+		int r = sfs_globset_new(&ru->pattern, 1, flags, &a->pattern, &bad, &reason);
+		if (r == 0)
+			r = sfs_globset_new((const char *const *)ru->except, n, flags, &a->except,
+					    &bad, &reason);
+		if (r == -EINVAL)
+			return err_set(err, EINVAL, "%s:%d: bad glob in 'except' of '%s': %s",
+				       ru->file, ru->line, ru->pattern,
+				       reason ? reason : "does not compile");
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
 int sfs_policy_compile(struct sfs_policy *p, char **err)
 {
 	const unsigned canon = SFS_GLOB_CANONICAL;
@@ -611,6 +680,8 @@ int sfs_policy_compile(struct sfs_policy *p, char **err)
 		r = build_classset(p, &p->strict, is_strict, canon, err);
 	if (!r)
 		r = build_classset(p, &p->released, is_released, canon, err);
+	if (!r)
+		r = build_hide_except(p, err);
 	if (!r)
 		r = collect_shadows(p);
 	if (r < 0)
@@ -815,7 +886,7 @@ static void classify(const struct sfs_policy *p, canon_fn spell, const char *rea
 {
 	const struct sfs_rule *ru = NULL, *below = NULL, *imm;
 	size_t end = 0;
-	bool waived = false;
+	bool waived = false, excepted = false;
 	int r;
 
 	if (clen == 0) {
@@ -872,6 +943,23 @@ static void classify(const struct sfs_policy *p, canon_fn spell, const char *rea
 			set_rule(out, SFS_CLASS_HIDDEN, ru);
 			return;
 		}
+		for (size_t i = 0; i < p->nhexc; i++) {
+			const struct hide_except *h = &p->hexc[i];
+
+			r = sfs_globset_match(h->pattern, canon, clen, NULL);
+			if (r == -ENOENT)
+				continue;
+			if (r < 0)
+				goto fail;
+			r = sfs_globset_match(h->except, canon, clen, NULL);
+			if (r < 0 && r != -ENOENT)
+				goto fail;
+			if (r == -ENOENT) {
+				set_rule(out, SFS_CLASS_HIDDEN, h->rule);
+				return;
+			}
+			excepted = true;
+		}
 		r = class_match(&p->protect0, canon, clen, NULL, &ru);
 		if (r < 0)
 			goto fail;
@@ -899,8 +987,9 @@ static void classify(const struct sfs_policy *p, canon_fn spell, const char *rea
 			return;
 		}
 		/* The combined set matched but no class did: never expected,
-		 * except for a protection a generated tree waived. */
-		if (!waived)
+		 * except for a protection a generated tree waived, or a hidden
+		 * name an exception shows. */
+		if (!waived && !excepted)
 			goto fail;
 	}
 	r = class_match(&p->write, real, rlen, NULL, &ru);

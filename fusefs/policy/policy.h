@@ -93,6 +93,10 @@ struct sfs_rule {
 	/* write: a generated tree (build output): tier 1 and 2 protections
 	 * do not apply at or below what it matches. */
 	bool generated;
+	/* hide: globs of what the pattern matches that stays visible (a
+	 * template beside the secrets it describes); NULL-terminated, or
+	 * NULL. */
+	const char *const *except;
 };
 
 /* Where the rules came from, for `sandyfs rules`. */

@@ -155,6 +155,9 @@ void rule_free_strings(struct sfs_rule *r)
 	free((char *)r->why);
 	free((char *)r->overlay_file);
 	free((char *)r->released_by);
+	for (size_t i = 0; r->except && r->except[i]; i++)
+		free((char *)r->except[i]);
+	free((void *)r->except);
 }
 
 void rule_file_free(struct rule_file *f)
@@ -420,10 +423,41 @@ static int parse_protect(struct pctx *c, const cJSON *v)
 }
 
 /* "hide" and "private": globs, or {"path", "why"} objects. */
+/* A hide entry's "except": the globs of what its path matches that stays
+ * visible, onto the rule just added. */
+static int parse_except(struct pctx *c, const cJSON *e, const char *key)
+{
+	const cJSON *v = member(e, "except"), *x;
+	struct sfs_rule *r = &c->f->rules[c->f->nrules - 1];
+	size_t n = 0;
+	int rc;
+
+	if (!v)
+		return 0;
+	if (!want_array(c, v, "globs", &rc))
+		return rc;
+	char **a = calloc((size_t)cJSON_GetArraySize(v) + 1, sizeof(*a));
+	if (!a)
+		return -ENOMEM;
+	r->except = (const char *const *)a;
+	cJSON_ArrayForEach(x, v)
+	{
+		if (!cJSON_IsString(x) || !*x->valuestring)
+			return perr(c, x, false, "wrong type in 'except' of '%s': expected a glob",
+				    key);
+		if ((rc = check_glob(c, x, key, x->valuestring, SFS_CLASS_HIDDEN)) < 0)
+			return rc;
+		if (!(a[n++] = strdup(x->valuestring)))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
 static int parse_globs_why(struct pctx *c, const cJSON *v, const char *key, enum sfs_class cls,
 			   const char *default_why)
 {
 	static const char *const keys[] = {"path", "why", NULL};
+	static const char *const hide_keys[] = {"path", "why", "except", NULL};
 	const cJSON *e;
 	int rc, i = 0;
 
@@ -437,7 +471,8 @@ static int parse_globs_why(struct pctx *c, const cJSON *v, const char *key, enum
 		if (cJSON_IsString(e)) {
 			path = e->valuestring;
 		} else if (cJSON_IsObject(e)) {
-			if ((rc = check_members(c, e, keys, key)) < 0 ||
+			if ((rc = check_members(c, e, cls == SFS_CLASS_HIDDEN ? hide_keys : keys,
+						key)) < 0 ||
 			    (rc = want_string(c, e, "path", false, key, &path)) < 0 ||
 			    (rc = want_string(c, e, "why", true, key, &why)) < 0)
 				return rc;
@@ -450,6 +485,8 @@ static int parse_globs_why(struct pctx *c, const cJSON *v, const char *key, enum
 		if ((rc = check_glob(c, at, key, path, cls)) < 0 ||
 		    (rc = add_rule(c, at, cls, key, i, path, why && *why ? why : default_why, NULL,
 				   0)) < 0)
+			return rc;
+		if (cJSON_IsObject(e) && (rc = parse_except(c, e, key)) < 0)
 			return rc;
 		i++;
 	}

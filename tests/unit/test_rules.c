@@ -744,6 +744,57 @@ static void test_new_keys(void)
 	err = (free(err), load_error("{\"generated\": [7]}", SFS_TRUST_USER, false, NULL));
 	ok(err && strstr(err, "wrong type in 'generated': expected a glob string"),
 	   "'generated' takes glob strings");
+	err = (free(err), load_error("{\"private\": [{\"path\": \"x/\", \"except\": [\"y\"]}]}",
+				     SFS_TRUST_USER, false, NULL));
+	ok(err && strstr(err, "unknown key 'except' in a 'private' entry"),
+	   "'except' belongs to hide entries alone");
+	err = (free(err), load_error("{\"hide\": [{\"path\": \"x*\", \"except\": [7]}]}",
+				     SFS_TRUST_USER, false, NULL));
+	ok(err && strstr(err, "wrong type in 'except' of 'hide': expected a glob"),
+	   "'except' takes globs");
+	err = (free(err), load_error("{\"hide\": [{\"path\": \"x*\", \"except\": [\"[y\"]}]}",
+				     SFS_TRUST_USER, false, NULL));
+	ok(err && strstr(err, "bad glob '[y' in 'hide'"), "a bad 'except' glob is an error");
+	free(err);
+}
+
+/* A hide entry's exceptions stay visible, in every spelling the entry
+ * would match; what else the entry matches stays hidden, and so does what
+ * another entry hides. */
+static void test_hide_except(void)
+{
+	struct sfs_policy *p = NULL;
+	struct sfs_decision d;
+	char *err = NULL;
+	struct sfs_loader *l = sfs_loader_new(NULL, NULL);
+	static const char text[] =
+		"{\"hide\": [{\"path\": \".env.*\", \"except\": [\".env.example\", \".env.s*\"]},\n"
+		"  \".env.secret\"]}";
+
+	if (!ok(l && sfs_loader_add_buffer(l, "h.json", text, strlen(text), SFS_TRUST_USER,
+					   "test", &err) == 0 &&
+			sfs_loader_finish(l, &p, &err) == 0,
+		"a hide entry with exceptions loads")) {
+		printf("#   %s\n", err ? err : "?");
+		sfs_loader_free(l);
+		free(err);
+		return;
+	}
+	ok(class_of(p, ".env.local", &d) == SFS_CLASS_HIDDEN && !strcmp(d.rule->pattern, ".env.*"),
+	   "what the entry matches is hidden");
+	ok(class_of(p, ".env.example", &d) != SFS_CLASS_HIDDEN &&
+		   class_of(p, "a/b/.env.example", &d) != SFS_CLASS_HIDDEN &&
+		   class_of(p, ".env.sample", &d) != SFS_CLASS_HIDDEN,
+	   "its exceptions are not, at any depth");
+	ok(class_of(p, ".ENV.EXAMPLE", &d) != SFS_CLASS_HIDDEN &&
+		   class_of(p, ".env.example.", &d) != SFS_CLASS_HIDDEN,
+	   "in the spellings the entry would match them by");
+	ok(class_of(p, ".env.secret", &d) == SFS_CLASS_HIDDEN,
+	   "an exception of one entry does not show what another hides");
+	ok(class_of(p, ".env.example/x", &d) != SFS_CLASS_HIDDEN,
+	   "below an exception, nothing is hidden by the entry");
+	sfs_policy_free(p);
+	sfs_loader_free(l);
 	free(err);
 }
 
@@ -859,6 +910,7 @@ int main(void)
 	test_detect_deep();
 	test_markers_protected();
 	test_new_keys();
+	test_hide_except();
 	test_load();
 	test_release_kinds();
 	test_opts();
