@@ -174,8 +174,10 @@ chmod +x "$fake"
 (cd "$base" && FAKE_ARGS=$base/args SANDYFS=$fake "$SANDY" explain -t node -r rules.json \
 	--no-detect --json -C "$proj" .envrc src/a.c)
 check_eq "explain: sandyfs explain's status is sandy's" 3 "$?"
-check_eq "explain: the arguments reach sandyfs explain" \
-	"explain --json --type node --rules $base/rules.json --no-detect -- $proj .envrc src/a.c" \
+# The project is the top of a work tree: asked as a session mounts it,
+# with the agent's own .git (--private-git).
+check_eq "explain: the arguments reach sandyfs explain, as a session would mount" \
+	"explain --json --type node --rules $base/rules.json --no-detect --private-git -- $proj .envrc src/a.c" \
 	"$(paste -sd' ' "$base/args")"
 "$SANDY" explain -C "$proj" </dev/null >/dev/null 2>"$base/err"
 check_eq "explain without PATH: exit status 125" 125 "$?"
