@@ -3,6 +3,7 @@
  * directory's private directories (from the store) after its own entries.
  * The rules of ops.c hold here too. */
 #include "fs.h"
+#include "request.h"
 #include "host/compat.h"
 #include "guard.h"
 #include "inode.h"
@@ -26,7 +27,7 @@ struct sfs_dir_handle {
 static int dir_handle_open(struct sfs_fs *fs, struct sfs_node *n, struct sfs_dir_handle **out)
 {
 	struct sfs_dir_handle *d = calloc(1, sizeof(*d));
-	int fd = d ? fs_open_node(fs, n, O_RDONLY | O_DIRECTORY) : -ENOMEM;
+	int fd = d ? fs_open_node(fs, n, O_RDONLY | O_DIRECTORY, NULL) : -ENOMEM;
 
 	if (fd >= 0) {
 		d->dp = fdopendir(fd);
@@ -147,8 +148,8 @@ static int add_private_entries(fuse_req_t req, struct sfs_node *parent, char *pa
 	while (n < PRIVATE_OFFSET_MAX && (de = readdir(dp))) {
 		struct sfs_stat st;
 		if (is_dot_or_dotdot(de->d_name) || !entry_path(path, dirlen, de->d_name) ||
-		    !sfs_guard_private(fs->guard, path) ||
-		    sfs_stat_at(dirfd(dp), de->d_name, &st) < 0 || !S_ISDIR(st.st.st_mode))
+		    !fs_view_of(fs, path).private || sfs_stat_at(dirfd(dp), de->d_name, &st) < 0 ||
+		    !S_ISDIR(st.st.st_mode))
 			continue;
 		char **grown = realloc(names, (n + 1) * sizeof(*names));
 		if (!grown || !(grown[n] = strdup(de->d_name))) {
@@ -161,12 +162,15 @@ static int add_private_entries(fuse_req_t req, struct sfs_node *parent, char *pa
 	}
 	if (n)
 		qsort(names, n, sizeof(*names), cmp_name);
+	/* What the policy lets a lookup see of a private path, judged above. */
+	const struct view private_view = {.err = 0, .overlay_fd = -1, .private = true};
 	for (size_t i = first; r == 0 && i < n; i++) {
 		struct fuse_entry_param e = {0};
 		if (!entry_path(path, dirlen, names[i]))
 			continue;
 		if (plus) {
-			if (fs_lookup_at(fs, parent, dirfd(dp), names[i], path, NULL, &e, NULL) < 0)
+			if (fs_lookup_at(fs, parent, dirfd(dp), names[i], path, &private_view, &e,
+					 NULL) < 0)
 				continue;
 		} else {
 			struct sfs_stat st;
@@ -346,7 +350,7 @@ void sfs_fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file
 	} else if (info.orphan_fd >= 0) {
 		fd = info.orphan_fd;
 	} else {
-		fd = fs_open_node(fs, n, O_RDONLY | O_DIRECTORY);
+		fd = fs_open_node(fs, n, O_RDONLY | O_DIRECTORY, NULL);
 		owned = fd >= 0;
 		int orphan_fd = fs_orphan_fd(fs, n, fd);
 		fd = orphan_fd >= 0 ? orphan_fd : fd;

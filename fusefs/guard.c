@@ -107,36 +107,62 @@ void sfs_guard_free(struct sfs_guard *g)
 	free(g);
 }
 
-int sfs_guard_visible(struct sfs_guard *g, const char *relpath, int *overlay_fd, bool *private)
+enum sfs_class sfs_verdict_class(const struct sfs_verdict *v)
 {
-	struct sfs_decision d;
+	/* Owned is what an inode makes of a readonly path, not the path's. */
+	return v->d.cls == SFS_CLASS_OWNED ? SFS_CLASS_READONLY : v->d.cls;
+}
+
+bool sfs_verdict_private(const struct sfs_verdict *v)
+{
+	return sfs_verdict_class(v) == SFS_CLASS_PRIVATE;
+}
+
+bool sfs_verdict_writable(const struct sfs_verdict *v)
+{
+	enum sfs_class cls = sfs_verdict_class(v);
+
+	return cls == SFS_CLASS_WRITABLE || cls == SFS_CLASS_PRIVATE;
+}
+
+int sfs_guard_view(struct sfs_guard *g, const struct sfs_verdict *v, int *overlay_fd, bool *private)
+{
+	enum sfs_class cls = sfs_verdict_class(v);
 
 	*overlay_fd = -1;
-	sfs_policy_decide(g->policy, relpath, SFS_OP_LOOKUP, &d);
-	*private = d.cls == SFS_CLASS_PRIVATE;
-	if (d.cls == SFS_CLASS_HIDDEN)
+	*private = cls == SFS_CLASS_PRIVATE;
+	if (cls == SFS_CLASS_HIDDEN)
 		return -ENOENT;
-	if (d.cls == SFS_CLASS_OVERLAY && d.overlay_file) {
+	if (cls == SFS_CLASS_OVERLAY && v->d.overlay_file) {
 		for (size_t i = 0; i < g->noverlays; i++)
-			if (strcmp(g->overlays[i].file, d.overlay_file) == 0)
+			if (strcmp(g->overlays[i].file, v->d.overlay_file) == 0)
 				*overlay_fd = g->overlays[i].fd;
 	}
 	return 0;
 }
 
+int sfs_guard_visible(struct sfs_guard *g, const char *relpath, int *overlay_fd, bool *private)
+{
+	struct sfs_verdict v;
+
+	sfs_guard_judge(g, relpath, SFS_OP_LOOKUP, NULL, &v);
+	return sfs_guard_view(g, &v, overlay_fd, private);
+}
+
 bool sfs_guard_private(struct sfs_guard *g, const char *relpath)
 {
-	struct sfs_decision d;
+	struct sfs_verdict v;
 
-	return sfs_policy_classify(g->policy, relpath, &d) == SFS_CLASS_PRIVATE;
+	sfs_guard_judge(g, relpath, SFS_OP_LOOKUP, NULL, &v);
+	return sfs_verdict_private(&v);
 }
 
 bool sfs_guard_writable(struct sfs_guard *g, const char *relpath)
 {
-	struct sfs_decision d;
-	enum sfs_class cls = sfs_policy_classify(g->policy, relpath, &d);
+	struct sfs_verdict v;
 
-	return cls == SFS_CLASS_WRITABLE || cls == SFS_CLASS_PRIVATE;
+	sfs_guard_judge(g, relpath, SFS_OP_LOOKUP, NULL, &v);
+	return sfs_verdict_writable(&v);
 }
 
 int sfs_guard_owned(struct sfs_guard *g, struct sfs_subject *who)
@@ -154,8 +180,7 @@ int sfs_guard_owned(struct sfs_guard *g, struct sfs_subject *who)
 		cleanup_location struct sfs_location loc = {0};
 		struct sfs_stat st;
 		if (sfs_locate(g->table, who->node, &loc) < 0 ||
-		    sfs_stat_at(loc.dir.fd, loc.name, &st) < 0 ||
-		    !sfs_node_matches(g->table, who->node, &st))
+		    sfs_node_found(g->table, who->node, &loc, -1, &st) < 0)
 			return 0; /* asked again next time */
 		who->owned = sfs_owner_check(g->owner, loc.dir.fd, loc.name, &st);
 		sfs_node_set_owned(g->table, who->node, who->owned);
@@ -262,19 +287,52 @@ int sfs_gitdir_judge(int rootfd, const char *relpath, enum sfs_op op, struct sfs
 	return 0;
 }
 
+/* Whether the agent owns WHO, when that is known without asking the host:
+ * 1 or 0, else -1. */
+static int owned_known(struct sfs_guard *g, struct sfs_subject *who)
+{
+	struct sfs_node_info info;
+
+	if (!who)
+		return 0;
+	if (who->owned < 0 && who->node) {
+		sfs_node_info(g->table, who->node, &info);
+		who->owned = info.owned;
+	}
+	return who->owned;
+}
+
+void sfs_guard_judge(struct sfs_guard *g, const char *relpath, enum sfs_op op,
+		     struct sfs_subject *who, struct sfs_verdict *v)
+{
+	v->path = relpath;
+	v->op = op;
+	/* Ownership already known decides at once: the policy's answer
+	 * without it, then with it, is this one. */
+	sfs_policy_decide_owned(g->policy, relpath, op, owned_known(g, who) > 0, &v->d);
+}
+
+int sfs_guard_conclude(struct sfs_guard *g, const struct sfs_caller *c, struct sfs_verdict *v,
+		       const char *opname, const char *target, struct sfs_subject *who)
+{
+	struct sfs_decision *d = &v->d;
+
+	if (!d->allowed && d->owner_decides && who && sfs_guard_owned(g, who) > 0)
+		sfs_policy_decide_owned(g->policy, v->path, v->op, true, d);
+	/* The store is no git directory to the host's git. */
+	if (d->allowed && (d->cls == SFS_CLASS_PRIVATE ||
+			   !sfs_gitdir_judge(sfs_table_rootfd(g->table), v->path, v->op, d)))
+		return 0;
+	return deny(g, c, v->path, opname, target, d, d->err ? d->err : EROFS);
+}
+
 int sfs_guard_check(struct sfs_guard *g, const struct sfs_caller *c, const char *relpath,
 		    enum sfs_op op, const char *opname, const char *target, struct sfs_subject *who)
 {
-	struct sfs_decision d;
+	struct sfs_verdict v;
 
-	sfs_policy_decide(g->policy, relpath, op, &d);
-	if (!d.allowed && d.owner_decides && who && sfs_guard_owned(g, who) > 0)
-		sfs_policy_decide_owned(g->policy, relpath, op, true, &d);
-	/* The store is no git directory to the host's git. */
-	if (d.allowed && (d.cls == SFS_CLASS_PRIVATE ||
-			  !sfs_gitdir_judge(sfs_table_rootfd(g->table), relpath, op, &d)))
-		return 0;
-	return deny(g, c, relpath, opname, target, &d, d.err ? d.err : EROFS);
+	sfs_guard_judge(g, relpath, op, who, &v);
+	return sfs_guard_conclude(g, c, &v, opname, target, who);
 }
 
 /* A refusal by a built-in reason WHY, answered ERR. */
@@ -296,19 +354,44 @@ int sfs_guard_deny_builtin(struct sfs_guard *g, const struct sfs_caller *c, cons
 	return deny_builtin(g, c, relpath, opname, NULL, why, EROFS);
 }
 
-int sfs_guard_symlink_name(struct sfs_guard *g, const struct sfs_caller *c, const char *linkpath,
-			   const char *opname)
+int sfs_guard_deny_judged(struct sfs_guard *g, const struct sfs_caller *c,
+			  const struct sfs_verdict *v, const char *opname, const char *why)
+{
+	struct sfs_decision d = v->d;
+
+	d.cls = sfs_verdict_class(v);
+	d.rule_file = "(built-in)";
+	d.rule_text = "";
+	d.why = why;
+	return deny(g, c, v->path, opname, NULL, &d, EROFS);
+}
+
+/* sfs_guard_symlink_name, PRIVATE saying whether LINKPATH is private. */
+static int symlink_name(struct sfs_guard *g, const struct sfs_caller *c, const char *linkpath,
+			bool private, const char *opname)
 {
 	const char *slash = strrchr(linkpath, '/');
 	const char *name = slash ? slash + 1 : linkpath;
 	struct sfs_decision d;
 
 	/* A symlink in the store gives nothing of SOURCE a second name. */
-	if (sfs_guard_private(g, linkpath))
+	if (private)
 		return 0;
 	if (!sfs_policy_shadow_name(g->policy, name, strlen(name), &d))
 		return 0;
 	return deny(g, c, linkpath, opname, NULL, &d, EROFS);
+}
+
+int sfs_guard_symlink_name(struct sfs_guard *g, const struct sfs_caller *c, const char *linkpath,
+			   const char *opname)
+{
+	return symlink_name(g, c, linkpath, sfs_guard_private(g, linkpath), opname);
+}
+
+int sfs_guard_symlink_name_judged(struct sfs_guard *g, const struct sfs_caller *c,
+				  const struct sfs_verdict *v, const char *opname)
+{
+	return symlink_name(g, c, v->path, sfs_verdict_private(v), opname);
 }
 
 /* lstat of PREFIX beneath ROOTFD one component at a time, for a path
@@ -379,19 +462,30 @@ int sfs_guard_symlink_target(struct sfs_guard *g, const struct sfs_caller *c, co
 	return 0;
 }
 
-int sfs_guard_symlink(struct sfs_guard *g, const struct sfs_caller *c, const char *linkpath,
-		      const char *target)
+int sfs_guard_symlink_judged(struct sfs_guard *g, const struct sfs_caller *c,
+			     const struct sfs_verdict *v, const char *target)
 {
+	const char *linkpath = v->path;
+	bool private = sfs_verdict_private(v);
 	int r = sfs_guard_symlink_target(g, c, linkpath, target, "symlink");
 	struct sfs_decision d;
 
 	if (r == 0)
-		r = sfs_guard_symlink_name(g, c, linkpath, "symlink");
+		r = symlink_name(g, c, linkpath, private, "symlink");
 	/* git's access() follows a link: HEAD -> refs/heads/main counts. */
-	if (r == 0 && !sfs_guard_private(g, linkpath) &&
+	if (r == 0 && !private &&
 	    sfs_gitdir_judge(sfs_table_rootfd(g->table), linkpath, SFS_OP_SYMLINK, &d))
 		r = deny(g, c, linkpath, "symlink", target, &d, EROFS);
 	return r;
+}
+
+int sfs_guard_symlink(struct sfs_guard *g, const struct sfs_caller *c, const char *linkpath,
+		      const char *target)
+{
+	struct sfs_verdict v;
+
+	sfs_guard_judge(g, linkpath, SFS_OP_SYMLINK, NULL, &v);
+	return sfs_guard_symlink_judged(g, c, &v, target);
 }
 
 /* SOURCE as it will be once a change is made (below, with the links a
@@ -578,14 +672,15 @@ static int check_move(struct sfs_guard *g, const struct sfs_caller *c, const cha
 	return r;
 }
 
-/* A writable file taken to a name where only ownership lets it in: the
- * agent could copy it there and remove the original, so it is its own
- * there (`sed -i.bak` moves the original to the backup name). */
-static bool taken_as_own(struct sfs_guard *g, const char *from, const char *to,
-			 struct sfs_subject *subject)
+/* A writable file taken from FROM to TO (V: their verdicts), a name
+ * where only ownership lets it in: the agent could copy it there and
+ * remove the original, so it is its own there (`sed -i.bak` moves the
+ * original to the backup name). */
+static bool taken_as_own(struct sfs_guard *g, const struct sfs_verdict *from,
+			 const struct sfs_verdict *to, struct sfs_subject *subject)
 {
 	if (S_ISDIR(subject->st->st.st_mode) || !sfs_policy_ownership(g->policy) ||
-	    !sfs_guard_writable(g, from) || sfs_guard_writable(g, to) ||
+	    !sfs_verdict_writable(from) || sfs_verdict_writable(to) ||
 	    sfs_guard_owned(g, subject) > 0)
 		return false;
 	subject->owned = 1;
@@ -596,9 +691,22 @@ int sfs_guard_rename(struct sfs_guard *g, const struct sfs_caller *c, const char
 		     struct sfs_subject *old, const char *newpath, struct sfs_subject *new,
 		     unsigned int flags, unsigned *after)
 {
+	struct sfs_verdict oldv, newv;
+
+	sfs_guard_judge(g, oldpath, SFS_OP_LOOKUP, NULL, &oldv);
+	sfs_guard_judge(g, newpath, SFS_OP_LOOKUP, NULL, &newv);
+	return sfs_guard_rename_judged(g, c, &oldv, old, &newv, new, flags, after);
+}
+
+int sfs_guard_rename_judged(struct sfs_guard *g, const struct sfs_caller *c,
+			    const struct sfs_verdict *oldv, struct sfs_subject *old,
+			    const struct sfs_verdict *newv, struct sfs_subject *new,
+			    unsigned int flags, unsigned *after)
+{
+	const char *oldpath = oldv->path, *newpath = newv->path;
 	bool exchange = flags & RENAME_EXCHANGE;
-	bool old_private = sfs_guard_private(g, oldpath);
-	bool new_private = sfs_guard_private(g, newpath);
+	bool old_private = sfs_verdict_private(oldv);
+	bool new_private = sfs_verdict_private(newv);
 
 	*after = 0;
 	if (!old->st)
@@ -615,7 +723,7 @@ int sfs_guard_rename(struct sfs_guard *g, const struct sfs_caller *c, const char
 		*after = SFS_INTO_STORE;
 		return check_move(g, c, oldpath, newpath, true, old, NULL);
 	}
-	if (taken_as_own(g, oldpath, newpath, old))
+	if (taken_as_own(g, oldv, newv, old))
 		*after |= SFS_MARK_OLD;
 	struct sfs_link_change ch = {.kind = exchange ? SFS_LINK_EXCHANGE : SFS_LINK_MOVE,
 				     .path = oldpath,
@@ -626,17 +734,17 @@ int sfs_guard_rename(struct sfs_guard *g, const struct sfs_caller *c, const char
 				    S_ISDIR(new->st->st.st_mode) ? SFS_OP_RMDIR : SFS_OP_UNLINK,
 				    "rename", oldpath, new);
 	if (r == 0 && S_ISLNK(old->st->st.st_mode))
-		r = sfs_guard_symlink_name(g, c, newpath, "rename");
+		r = symlink_name(g, c, newpath, new_private, "rename");
 	if (r == 0 && S_ISLNK(old->st->st.st_mode))
 		r = symlink_arrives(g, c, old->dirfd, old->name, newpath, "rename", &ch);
 	if (r == 0 && exchange) {
 		if (!new->st)
 			return -ENOENT;
-		if (taken_as_own(g, newpath, oldpath, new))
+		if (taken_as_own(g, newv, oldv, new))
 			*after |= SFS_MARK_NEW;
 		r = check_move(g, c, newpath, oldpath, false, new, &ch);
 		if (r == 0 && S_ISLNK(new->st->st.st_mode))
-			r = sfs_guard_symlink_name(g, c, oldpath, "rename");
+			r = symlink_name(g, c, oldpath, old_private, "rename");
 		if (r == 0 && S_ISLNK(new->st->st.st_mode))
 			r = symlink_arrives(g, c, new->dirfd, new->name, oldpath, "rename", &ch);
 	}

@@ -8,8 +8,8 @@
  * serialises directory renames against the creation of new names so that
  * a subtree cannot change between its check and its move.
  *
- * The FUSE handlers (ops.c, handle.c, xattr.c) call it; policy.c decides;
- * audit.c records. */
+ * The FUSE handlers (ops.c, handle.c, xattr.c) and the helpers they share
+ * (request.c) call it; policy.c decides; audit.c records. */
 #ifndef SANDYFS_GUARD_H
 #define SANDYFS_GUARD_H
 
@@ -47,6 +47,20 @@ struct sfs_subject {
 #define SFS_SUBJECT_AT(fd, nm, s)                                                                  \
 	((struct sfs_subject){.dirfd = (fd), .name = (nm), .st = (s), .owned = -1})
 
+/*
+ * What the policy said of one path for one operation, asked once in a
+ * request (sfs_guard_judge) and carried to each later step of it that
+ * depends on the path: where its name lives (a private directory's own
+ * name is in the store), whether what is made there is marked the agent's,
+ * what a lookup of it shows, the refusal audited. The policy never
+ * changes once the guard has it, so the answer stays true.
+ */
+struct sfs_verdict {
+	const char *path; /* the caller's, outliving the verdict */
+	enum sfs_op op;
+	struct sfs_decision d; /* for OP, with what ownership was known */
+};
+
 /* Takes ownership of POLICY, AUDIT (which may be NULL) and OWNER. Overlay
  * files the policy names are opened here, once, read-only. */
 int sfs_guard_new(struct sfs_policy *policy, struct sfs_audit *audit, struct sfs_owner *owner,
@@ -69,6 +83,15 @@ bool sfs_guard_private(struct sfs_guard *g, const char *relpath);
  * whoever made what is there. */
 bool sfs_guard_writable(struct sfs_guard *g, const char *relpath);
 
+/* The same three from a path's verdict, for any operation: the class of
+ * the path itself (an owned inode's is readonly); what sfs_guard_visible
+ * says of it; whether it is private; whether it is writable or private. */
+enum sfs_class sfs_verdict_class(const struct sfs_verdict *v);
+int sfs_guard_view(struct sfs_guard *g, const struct sfs_verdict *v, int *overlay_fd,
+		   bool *private);
+bool sfs_verdict_private(const struct sfs_verdict *v);
+bool sfs_verdict_writable(const struct sfs_verdict *v);
+
 /*
  * Whether OP on RELPATH would complete the shape of a git directory in
  * SOURCE (ROOTFD), or change what git reads commands from inside a
@@ -85,6 +108,18 @@ int sfs_gitdir_judge(int rootfd, const char *relpath, enum sfs_op op, struct sfs
 int sfs_guard_check(struct sfs_guard *g, const struct sfs_caller *c, const char *relpath,
 		    enum sfs_op op, const char *opname, const char *target,
 		    struct sfs_subject *who);
+
+/* sfs_guard_check in two steps, for a request that needs the path's class
+ * before it can say which inode OP concerns (where the name lives decides
+ * which directory WHO is in). sfs_guard_judge asks the policy, once, with
+ * WHO's ownership if it is known already (WHO may be NULL: not owned);
+ * nothing is audited, nothing read from the host. sfs_guard_conclude does
+ * the rest: ownership asked when it decides, the shape of git directories,
+ * the audit of a denial; 0 or the negative errno. */
+void sfs_guard_judge(struct sfs_guard *g, const char *relpath, enum sfs_op op,
+		     struct sfs_subject *who, struct sfs_verdict *v);
+int sfs_guard_conclude(struct sfs_guard *g, const struct sfs_caller *c, struct sfs_verdict *v,
+		       const char *opname, const char *target, struct sfs_subject *who);
 
 /* Whether the agent owns WHO: 1 or 0 (cached in the node when there is
  * one). */
@@ -104,6 +139,9 @@ void sfs_guard_forget_owned(struct sfs_guard *g, const struct sfs_stat *st);
  * nodes, set-uid bits), whatever the policy says; audits it; -EROFS. */
 int sfs_guard_deny_builtin(struct sfs_guard *g, const struct sfs_caller *c, const char *relpath,
 			   const char *opname, const char *why);
+/* The same at V's path, audited with the class its verdict gives it. */
+int sfs_guard_deny_judged(struct sfs_guard *g, const struct sfs_caller *c,
+			  const struct sfs_verdict *v, const char *opname, const char *why);
 
 /* A symlink to TARGET at LINKPATH, made there or arriving there (OPNAME:
  * "symlink", "rename", "link"): the target followed as the host would, through the symlinks
@@ -117,9 +155,12 @@ int sfs_guard_symlink_target(struct sfs_guard *g, const struct sfs_caller *c, co
 int sfs_guard_symlink_arrives(struct sfs_guard *g, const struct sfs_caller *c, int dirfd,
 			      const char *name, const char *linkpath, const char *opname);
 
-/* symlink(TARGET, LINKPATH): the target as above, and the name. */
+/* symlink(TARGET, LINKPATH): the target as above, and the name; the
+ * second with LINKPATH's verdict (V, any operation) judged already. */
 int sfs_guard_symlink(struct sfs_guard *g, const struct sfs_caller *c, const char *linkpath,
 		      const char *target);
+int sfs_guard_symlink_judged(struct sfs_guard *g, const struct sfs_caller *c,
+			     const struct sfs_verdict *v, const char *target);
 
 /* What a rename allowed by sfs_guard_rename leaves to be done. */
 enum sfs_rename_after {
@@ -142,6 +183,11 @@ enum sfs_rename_after {
 int sfs_guard_rename(struct sfs_guard *g, const struct sfs_caller *c, const char *oldpath,
 		     struct sfs_subject *old, const char *newpath, struct sfs_subject *new,
 		     unsigned int flags, unsigned *after);
+/* The same, the two paths' verdicts (any operation) judged already. */
+int sfs_guard_rename_judged(struct sfs_guard *g, const struct sfs_caller *c,
+			    const struct sfs_verdict *oldv, struct sfs_subject *old,
+			    const struct sfs_verdict *newv, struct sfs_subject *new,
+			    unsigned int flags, unsigned *after);
 
 /* Whether a symlink may be named LINKPATH: not when its name is a
  * directory that a stricter rule names on the way to what it protects
@@ -149,6 +195,8 @@ int sfs_guard_rename(struct sfs_guard *g, const struct sfs_caller *c, const char
  * protected path a second name, inside a writable directory. */
 int sfs_guard_symlink_name(struct sfs_guard *g, const struct sfs_caller *c, const char *linkpath,
 			   const char *opname);
+int sfs_guard_symlink_name_judged(struct sfs_guard *g, const struct sfs_caller *c,
+				  const struct sfs_verdict *v, const char *opname);
 
 /*
  * A change that can redirect the symlinks of SOURCE: a symlink made at

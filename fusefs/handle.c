@@ -1,9 +1,10 @@
 /* handle.c - open files, from the open or create that makes the kernel a
- * handle to its release: the handle and its deferred host open, the fds
- * kept for files created or removed while open, the fd each I/O
- * request works on, and the handlers of that I/O (read, write, fsync,
- * fallocate, copy_file_range, lseek). The rules of ops.c hold here too. */
+ * handle to its release, and the handlers of their I/O (read, write,
+ * fsync, fallocate, copy_file_range, lseek). The handle's deferred host
+ * open, the fd each I/O request works on and the fds kept for files
+ * removed while open are request.c's. The rules of ops.c hold here too. */
 #include "fs.h"
+#include "request.h"
 #include "deferred.h"
 #include "host/compat.h"
 #include "host/creds.h"
@@ -20,142 +21,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* The O_TRUNC of an open of N, once FD (opened without it) is known to be
- * N. O_RDONLY|O_TRUNC truncates too (Linux): through a write fd of its
- * own, checked the same way. */
-static int truncate_opened(struct sfs_fs *fs, struct sfs_node *n, const struct sfs_location *loc,
-			   int fd, int flags)
-{
-	struct sfs_stat st;
-
-	if ((flags & O_ACCMODE) != O_RDONLY)
-		return ftruncate(fd, 0) < 0 ? -errno : 0;
-	cleanup_fd int wfd =
-		openat(loc->dir.fd, loc->name, O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-	if (wfd < 0)
-		return -errno;
-	int r = sfs_stat_fd(wfd, &st);
-	if (r < 0)
-		return r;
-	if (!sfs_node_matches(fs->table, n, &st))
-		return -ESTALE;
-	return ftruncate(wfd, 0) < 0 ? -errno : 0;
-}
-
-/* Opens N itself with FLAGS (never following a symlink) and checks that
- * what was opened is N. The way there is resolved with the daemon's own
- * credentials (an anchor on the portable flavour is a directory opened for
- * reading, which a caller with search permission only could not open);
- * with AS_CALLER, the open itself is the caller's. */
-static int open_node_locked(fuse_req_t as_caller, struct sfs_fs *fs, struct sfs_node *n, int flags)
-{
-	cleanup_location struct sfs_location loc = {0};
-	cleanup_creds struct sfs_creds creds = {0};
-	struct sfs_stat st;
-
-	sfs_node_removal_wait(fs->table, n);
-	int r = sfs_locate(fs->table, n, &loc);
-
-	if (r == 0 && as_caller)
-		r = sfs_creds_enter(as_caller, &creds);
-	if (r < 0)
-		return r;
-	/* O_TRUNC waits until the file opened is known to be N: the name may
-	 * lead to another file by now (the user replaced it on the host),
-	 * which nobody judged. */
-	cleanup_fd int fd =
-		openat(loc.dir.fd, loc.name, (flags & ~O_TRUNC) | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
-		return errno == ENOENT ? -ESTALE : -errno;
-	r = sfs_stat_fd(fd, &st);
-	if (r < 0)
-		return r;
-	if (!sfs_node_matches(fs->table, n, &st))
-		return -ESTALE;
-	if ((flags & O_TRUNC) && S_ISREG(st.st.st_mode) &&
-	    (r = truncate_opened(fs, n, &loc, fd, flags)) < 0)
-		return r;
-	return steal_fd(&fd);
-}
-
-/* Under the mutation lock, shared: a rename through the mount cannot move
- * N between its locating and its open (which would answer ESTALE, and the
- * kernel retries a path walk only once; a read not at all). */
-static int open_node_as(fuse_req_t as_caller, struct sfs_fs *fs, struct sfs_node *n, int flags)
-{
-	sfs_guard_lock(fs->guard, false);
-	int fd = open_node_locked(as_caller, fs, n, flags);
-	sfs_guard_unlock(fs->guard);
-	return fd;
-}
-
-int fs_open_node(struct sfs_fs *fs, struct sfs_node *n, int flags)
-{
-	return open_node_as(NULL, fs, n, flags);
-}
-
-/* What the kernel holds from open or create to release. An open that can
- * change the file opens the host file at once, as the caller; a read-only
- * one waits for the first request that needs an fd: most are served from
- * the page cache (FOPEN_KEEP_CACHE) and never need one, which saves the
- * daemon a host open and close per file (rg, tar, compilers). */
-struct open_file {
-	_Atomic int fd; /* -1 until opened */
-	int flags;	/* host open flags for the deferred open */
-};
-
-static struct open_file *handle_of(const struct fuse_file_info *fi)
-{
-	return fi ? (struct open_file *)(uintptr_t)fi->fh : NULL;
-}
-
-int fs_handle_fd_if_open(const struct fuse_file_info *fi)
-{
-	struct open_file *h = handle_of(fi);
-	int fd = h ? atomic_load(&h->fd) : -1;
-
-	return fd > 0 ? fd : 0;
-}
-
-/* The handle's fd, opening the host file now if the open was deferred;
- * 0 without a handle. */
-static int handle_fd(struct sfs_fs *fs, struct sfs_node *n, const struct fuse_file_info *fi)
-{
-	struct open_file *h = handle_of(fi);
-
-	if (!h)
-		return 0;
-	int fd = atomic_load(&h->fd);
-	if (fd > 0)
-		return fd;
-	/* Unlinked since it was opened: the fd kept for it then. */
-	struct sfs_node_info info;
-	sfs_node_info(fs->table, n, &info);
-	int orphan_fd = info.orphan_fd;
-	if (orphan_fd < 0) {
-		fd = fs_open_node(fs, n, h->flags);
-		/* An unprivileged daemon, the mode changed since the open. */
-		if (fd == -EACCES) {
-			int kept = sfs_node_kept_dup(fs->table, n, h->flags & O_ACCMODE);
-			fd = kept >= 0 ? kept : fd;
-		}
-		orphan_fd = fs_orphan_fd(fs, n, fd);
-	}
-	if (orphan_fd >= 0) {
-		fd = fcntl(orphan_fd, F_DUPFD_CLOEXEC, 3);
-		if (fd < 0)
-			fd = -errno;
-	}
-	if (fd < 0)
-		return fd;
-	int none = -1;
-	if (!atomic_compare_exchange_strong(&h->fd, &none, fd)) {
-		close(fd); /* another request opened it first */
-		fd = none;
-	}
-	return fd;
-}
-
 /* Hands the kernel a handle on FD (-1: open at first use with FLAGS). */
 static int handle_new(struct fuse_file_info *fi, int fd, int flags)
 {
@@ -171,7 +36,7 @@ static int handle_new(struct fuse_file_info *fi, int fd, int flags)
 
 static void handle_free(struct fuse_file_info *fi)
 {
-	struct open_file *h = handle_of(fi);
+	struct open_file *h = fs_handle_of(fi);
 
 	if (!h)
 		return;
@@ -180,129 +45,6 @@ static void handle_free(struct fuse_file_info *fi)
 		close(fd);
 	free(h);
 	fi->fh = 0;
-}
-
-int fs_io_fd_get(struct sfs_fs *fs, struct sfs_node *n, const struct fuse_file_info *fi, int flags,
-		 struct io_fd *io)
-{
-	struct sfs_node_info info;
-
-	io->owned = false;
-	io->fd = handle_fd(fs, n, fi);
-	if (io->fd != 0)
-		return io->fd < 0 ? io->fd : 0;
-	sfs_node_info(fs->table, n, &info);
-	if (info.overlay_fd >= 0) {
-		io->fd = info.overlay_fd;
-		return 0;
-	}
-	/* Before the orphan fd, which may be read-only where the kept one
-	 * was opened for writing (a 0444 file the daemon cannot reopen). */
-	io->fd = sfs_node_kept_dup(fs->table, n, flags & O_ACCMODE);
-	if (io->fd < 0 && info.orphan_fd >= 0) {
-		io->fd = info.orphan_fd;
-		return 0;
-	}
-	if (io->fd < 0)
-		io->fd = fs_open_node(fs, n, flags | O_NONBLOCK);
-	int orphan_fd = fs_orphan_fd(fs, n, io->fd);
-	if (orphan_fd >= 0) {
-		io->fd = orphan_fd;
-		return 0;
-	}
-	if (io->fd < 0)
-		return io->fd;
-	io->owned = true;
-	return 0;
-}
-
-void fs_io_fd_put(struct io_fd *io)
-{
-	if (io->owned)
-		close_keep_errno(io->fd);
-	io->owned = false;
-}
-
-int fs_keep_before_removal(struct sfs_fs *fs, int dirfd, const char *name,
-			   const struct sfs_stat *st, struct sfs_node **node)
-{
-	*node = NULL;
-	/* fstat(), fchmod(), fsetxattr() on an open file reach the daemon
-	 * without its handle (the kernel sends none for them), and a
-	 * directory is open without one anyway (no_opendir). A file with no
-	 * handle out, when every open makes one, is open nowhere. */
-	if (!S_ISREG(st->st.st_mode) && !S_ISDIR(st->st.st_mode))
-		return -1;
-	*node = sfs_table_find(fs->table, st);
-	if (!*node)
-		return -1;
-	bool open = sfs_node_removal_begin(fs->table, *node);
-	if (S_ISREG(st->st.st_mode) && !fs->no_open && !open)
-		return -1;
-	/* A directory too: a process may sit in it (its cwd) and still stat
-	 * it, as natively. The daemon's own credentials open it: the
-	 * descriptors it will serve were allowed by the kernel at their open,
-	 * whatever the mode says now (a file created 0444 for writing), and
-	 * every change through it is still judged. */
-	struct sfs_creds_pause pause;
-	sfs_creds_pause(&pause);
-	int fd = S_ISDIR(st->st.st_mode)
-			 ? -1
-			 : openat(dirfd, name, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0)
-		fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-	sfs_creds_resume(&pause);
-	/* What an unprivileged daemon cannot open again it may have kept. */
-	if (fd < 0 && S_ISREG(st->st.st_mode))
-		fd = sfs_node_kept_dup(fs->table, *node, -1);
-	struct sfs_stat now;
-	if (fd >= 0 && (sfs_stat_fd(fd, &now) < 0 || !sfs_node_matches(fs->table, *node, &now))) {
-		close(fd);
-		fd = -1;
-	}
-	return fd;
-}
-
-void fs_keep_after_removal(struct sfs_fs *fs, struct sfs_node *node, int fd)
-{
-	if (fd >= 0 && !sfs_node_adopt_orphan_fd(fs->table, node, fd))
-		close(fd);
-	if (node)
-		sfs_node_removal_end(fs->table, node);
-	sfs_node_unpin(fs->table, node);
-}
-
-int fs_orphan_fd(struct sfs_fs *fs, struct sfs_node *n, int err)
-{
-	struct sfs_node_info info;
-
-	if (err != -ENOENT && err != -ESTALE)
-		return -1;
-	sfs_node_removal_wait(fs->table, n);
-	sfs_node_info(fs->table, n, &info);
-	return info.orphan_fd;
-}
-
-void fs_keep_before_chmod(struct sfs_fs *fs, struct sfs_node *n, mode_t old, mode_t new)
-{
-	struct sfs_node_info info;
-
-	/* Root opens the file again whatever its mode. With handles, one
-	 * opened for reading waits for its first read to open (handle_fd). */
-	if (sfs_creds_switching() || !S_ISREG(old) || !(old & ~new & 0666) ||
-	    sfs_node_kept_accmode(fs->table, n) == O_RDWR)
-		return;
-	sfs_node_info(fs->table, n, &info);
-	if (!fs->no_open && info.handles == 0)
-		return;
-	int accmode = O_RDWR;
-	int fd = fs_open_node(fs, n, O_RDWR | O_NONBLOCK);
-	for (int i = 0; fd < 0 && i < 2; i++) {
-		accmode = i == 0 ? O_WRONLY : O_RDONLY;
-		fd = fs_open_node(fs, n, accmode | O_NONBLOCK);
-	}
-	if (fd >= 0)
-		sfs_node_keep_fd(fs->table, n, fd, accmode);
 }
 
 /* Host open flags for a kernel open request. O_DIRECT is dropped: the
@@ -360,16 +102,15 @@ void sfs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		/* The kernel has checked the caller's permission to open
 		 * (default_permissions); the host checks it again for what
 		 * can change something, as the caller. */
-		fd = open_node_as(req, fs, n, host_open_flags(fi->flags));
+		fd = fs_open_node(fs, n, host_open_flags(fi->flags), req);
 		if (fd < 0)
 			r = fd;
 	} else if (r == 0) {
 		/* Still there under its name: if the host replaced it (git
 		 * rewrites .git/index so), ESTALE makes the kernel look the
 		 * name up again and open what is there now. */
-		cleanup_location struct sfs_location loc = {0};
-		struct sfs_stat st;
-		r = fs_locate_verified(fs, n, &loc, &st);
+		cleanup_located struct located at = {0};
+		r = fs_locate(fs, n, LOCATE_CHECK, &at);
 	}
 	if (r == 0)
 		r = handle_new(fi, fd, host_open_flags(fi->flags));
@@ -403,7 +144,7 @@ void sfs_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode
 	/* Where only ownership lets the agent in, the name must really be
 	 * new (a file the host made there meanwhile is not opened), and what
 	 * is made is marked the agent's. */
-	bool owned = r == 0 && !sfs_guard_writable(fs->guard, ch.path);
+	bool owned = r == 0 && !sfs_verdict_writable(&ch.v);
 	if (r == 0) {
 		int excl = (fi->flags & O_EXCL) || owned ? O_EXCL : 0;
 		fd = openat(ch.dir.fd, name, host_open_flags(fi->flags) | O_CREAT | excl,
@@ -418,10 +159,12 @@ void sfs_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode
 	}
 	/* With a handle to give out, the node counts it from its lookup on. */
 	bool with_handle = !fs->no_open;
+	struct view v = r == 0 ? fs_view_of_verdict(fs, &ch.v) : (struct view){0};
 	if (r == 0 && with_handle)
-		r = fs_lookup_created(fs, fs_node_of(req, parent), ch.dir.fd, name, ch.path, &e);
+		r = fs_lookup_created(fs, fs_node_of(req, parent), ch.dir.fd, name, ch.path, &v,
+				      &e);
 	else if (r == 0)
-		r = fs_lookup_at(fs, fs_node_of(req, parent), ch.dir.fd, name, ch.path, NULL, &e,
+		r = fs_lookup_at(fs, fs_node_of(req, parent), ch.dir.fd, name, ch.path, &v, &e,
 				 NULL);
 	if (r < 0) {
 		close_keep_errno(fd);
@@ -478,14 +221,22 @@ void sfs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fus
 	fuse_reply_data(req, &buf, FUSE_BUF_SPLICE_MOVE);
 }
 
-/* The fd to change node INO's content through, once OPNAME is allowed. */
+/* The fd to change node INO's content through, once OPNAME is allowed:
+ * judged and, when the kernel opened the file without asking, opened
+ * under one hold of the mutation lock, so that the file opened is the one
+ * judged where it was judged. */
 static int fd_to_change(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi,
 			const char *opname, struct io_fd *io)
 {
+	struct sfs_fs *fs = fs_of(req);
 	struct sfs_node *n = fs_node_of(req, ino);
-	int r = fs_check_node(req, n, SFS_OP_WRITE, opname);
 
-	return r < 0 ? r : fs_io_fd_get(fs_of(req), n, fi, O_WRONLY, io);
+	fs_mutation_lock(fs);
+	int r = fs_check_node_locked(req, n, SFS_OP_WRITE, opname);
+	if (r == 0)
+		r = fs_io_fd_get_locked(fs, n, fi, O_WRONLY, io);
+	fs_mutation_unlock(fs);
+	return r;
 }
 
 /* Whether REQ came through FUSE over io_uring (libfuse 3.18 and newer). */
@@ -537,7 +288,7 @@ void sfs_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *in, off_t
 void sfs_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	SFS_TIME_REQUEST(&fs_of(req)->stats, RELEASE);
-	if (handle_of(fi)) {
+	if (fs_handle_of(fi)) {
 		handle_free(fi);
 		sfs_node_handles(fs_of(req)->table, fs_node_of(req, ino), -1);
 	}

@@ -477,10 +477,17 @@ void sfs_node_info(struct sfs_table *t, const struct sfs_node *n, struct sfs_nod
 	pthread_mutex_unlock(&t->lock);
 }
 
-bool sfs_node_matches(struct sfs_table *t, struct sfs_node *n, const struct sfs_stat *st)
+int sfs_node_found(struct sfs_table *t, struct sfs_node *n, const struct sfs_location *loc, int fd,
+		   struct sfs_stat *st)
 {
+	int r = fd >= 0 ? sfs_stat_fd(fd, st) : sfs_stat_at(loc->dir.fd, loc->name, st);
+
 	(void)t;
-	return same_inode(n, st);
+	if (r == -ENOENT)
+		return -ESTALE;
+	if (r < 0)
+		return r;
+	return same_inode(n, st) ? 0 : -ESTALE;
 }
 
 /* N was looked up as PARENT/NAME: that becomes its primary name. A file
@@ -1171,13 +1178,9 @@ int sfs_node_check_place(struct sfs_table *t, struct sfs_node *n)
 	if (r == 0)
 		r = sfs_node_verify(t, loc.dir.node ? loc.dir.node : &t->root, loc.dir.fd);
 	if (r == 0)
-		r = sfs_stat_at(loc.dir.fd, loc.name, &st);
-	if (r == -ENOENT)
-		return -ESTALE;
+		r = sfs_node_found(t, n, &loc, -1, &st);
 	if (r < 0)
-		return r;
-	if (!same_inode(n, &st))
-		return -ESTALE;
+		return r == -ENOENT ? -ESTALE : r;
 	pthread_mutex_lock(&t->lock);
 	n->placed_at = now;
 	if (loc.dir.node && loc.dir.node != n)

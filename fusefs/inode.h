@@ -125,8 +125,13 @@ int sfs_node_relpath(struct sfs_table *t, struct sfs_node *n, const char *name, 
 int sfs_node_alias_relpath(struct sfs_table *t, struct sfs_node *n, unsigned i, char *buf,
 			   size_t size);
 
-/* Whether ST describes the inode N stands for. */
-bool sfs_node_matches(struct sfs_table *t, struct sfs_node *n, const struct sfs_stat *st);
+/* Whether what FD has open (FD >= 0), else what is at LOC's name, is the
+ * inode N stands for (dev, ino, type, birth time): 0 with its attributes in
+ * *ST, -ESTALE when the name leads nowhere or to another inode, another
+ * negative errno when it cannot be told. The one identity check of a node
+ * found on the host. */
+int sfs_node_found(struct sfs_table *t, struct sfs_node *n, const struct sfs_location *loc, int fd,
+		   struct sfs_stat *st);
 
 /* Marks N as served from OVERLAY_FD (owned by the guard) instead of
  * SOURCE. */

@@ -1,8 +1,8 @@
-/* ops.c - see ops.h. The filesystem's lifecycle, the helpers its handlers
- * share (fs.h), and the handlers of names and attributes: lookup, getattr,
- * setattr, readlink, mknod, mkdir, symlink, link, unlink, rmdir, rename,
- * statfs. Open files are handle.c's, directories dir.c's, extended
- * attributes xattr.c's.
+/* ops.c - see ops.h. The filesystem's lifecycle and the handlers of names
+ * and attributes: lookup, getattr, setattr, readlink, mknod, mkdir,
+ * symlink, link, unlink, rmdir, rename, statfs. Open files are handle.c's,
+ * directories dir.c's, extended attributes xattr.c's; what they all call
+ * is request.c's.
  *
  * Rules every handler follows (as in libfuse's passthrough_ll):
  *  - it replies exactly once, on every path;
@@ -16,6 +16,7 @@
  *    name it touches; lookups and listings ask the guard what is visible. */
 #include "ops.h"
 #include "fs.h"
+#include "request.h"
 #include "host/compat.h"
 #include "host/creds.h"
 #include "deferred.h"
@@ -129,168 +130,6 @@ struct sfs_stats *sfs_fs_stats(struct sfs_fs *fs)
 	return &fs->stats;
 }
 
-static double timeout_for(const struct sfs_fs *fs, const struct sfs_node_info *info)
-{
-	return info->covered ? fs->watched_timeout : fs->timeout;
-}
-
-/* A file whose last name went through the mount while it was open: no
- * name of any class reaches it any more, so changing it changes no path. */
-static bool is_nameless_orphan(struct sfs_fs *fs, struct sfs_node *n)
-{
-	struct sfs_node_info info;
-	struct sfs_stat st;
-
-	sfs_node_info(fs->table, n, &info);
-	return info.orphan_fd >= 0 && sfs_stat_fd(info.orphan_fd, &st) == 0 && st.st.st_nlink == 0;
-}
-
-/* fs_check_node with the mutation lock held (shared or exclusive). */
-static int check_node_locked(fuse_req_t req, struct sfs_node *n, enum sfs_op op, const char *opname)
-{
-	struct sfs_fs *fs = fs_of(req);
-	struct sfs_caller c = fs_caller_of(req);
-	struct sfs_subject who = SFS_SUBJECT_NODE(n);
-	char path[SFS_PATH_MAX];
-	int r = sfs_node_relpath(fs->table, n, NULL, path, sizeof(path));
-
-	if (r == -ENOENT && is_nameless_orphan(fs, n))
-		return 0;
-	if (r == 0)
-		r = sfs_guard_check(fs->guard, &c, path, op, opname, NULL, &who);
-	/* A change through one name of a file with hard links changes them
-	 * all: every name the kernel knows must allow it. */
-	for (unsigned i = 0; r == 0; i++) {
-		if (sfs_node_alias_relpath(fs->table, n, i, path, sizeof(path)) < 0)
-			break;
-		r = sfs_guard_check(fs->guard, &c, path, op, opname, NULL, &who);
-	}
-	/* What was allowed, was allowed where N was: a directory the host
-	 * moved onto a protected name is not judged by its old one. */
-	if (r == 0)
-		r = sfs_node_check_place(fs->table, n);
-	return r;
-}
-
-/* Under the mutation lock, shared: the path judged is N's path, and its
- * place checked there, with no rename through the mount in between
- * (which made the check of its place answer ESTALE). */
-int fs_check_node(fuse_req_t req, struct sfs_node *n, enum sfs_op op, const char *opname)
-{
-	struct sfs_fs *fs = fs_of(req);
-
-	sfs_guard_lock(fs->guard, false);
-	int r = check_node_locked(req, n, op, opname);
-	sfs_guard_unlock(fs->guard);
-	return r;
-}
-
-/* Whether the path PATH, a name in directory PARENT, is a private
- * directory's own name: PARENT is in SOURCE, PATH is private. The name
- * then lives in the store's mirror of PARENT, and only a directory may
- * be there. */
-static bool private_root(struct sfs_fs *fs, struct sfs_node *parent, const char *path)
-{
-	struct sfs_node_info info;
-
-	sfs_node_info(fs->table, parent, &info);
-	return !info.in_store && sfs_guard_private(fs->guard, path);
-}
-
-int fs_open_mirror(struct sfs_fs *fs, struct sfs_node *parent, bool create, struct sfs_anchor *dir)
-{
-	char path[SFS_PATH_MAX];
-	struct sfs_node_info info;
-
-	sfs_node_info(fs->table, parent, &info);
-	if (info.mirror == 0 && !create)
-		return -ENOENT;
-	int r = sfs_node_relpath(fs->table, parent, NULL, path, sizeof(path));
-	if (r < 0)
-		return r;
-	int fd = sfs_store_mirror(fs->store, sfs_table_rootfd(fs->table), path, create);
-	if (fd == -ENOENT || fd == -ENOTDIR) {
-		sfs_node_set_mirror(fs->table, parent, false);
-		return -ENOENT;
-	}
-	if (fd < 0)
-		return fd;
-	sfs_node_set_mirror(fs->table, parent, true);
-	sfs_anchor_put(dir);
-	*dir = (struct sfs_anchor){.table = fs->table, .fd = fd, .own_fd = true};
-	return 0;
-}
-
-struct view fs_view_of(struct sfs_fs *fs, const char *path)
-{
-	struct view v;
-
-	v.err = sfs_guard_visible(fs->guard, path, &v.overlay_fd, &v.private);
-	return v;
-}
-
-/* Pins in DIR the host directory where PARENT's entry at PATH (seen as V)
- * lives: PARENT's own, or, for a private directory's own name, the store's
- * mirror of PARENT (made when CREATE). */
-static int place(struct sfs_fs *fs, struct sfs_node *parent, const char *path, const struct view *v,
-		 bool create, struct sfs_anchor *dir)
-{
-	if (v->private && private_root(fs, parent, path))
-		return fs_open_mirror(fs, parent, create, dir);
-	return sfs_anchor_get(fs->table, parent, dir);
-}
-
-static int lookup_entry(struct sfs_fs *fs, struct sfs_node *parent, int dirfd, const char *name,
-			const char *path, const struct view *v, unsigned handles,
-			struct fuse_entry_param *e, struct sfs_stat *found)
-{
-	struct sfs_node_info info;
-	struct sfs_stat st;
-	struct view asked;
-
-	if (!v) {
-		asked = fs_view_of(fs, path);
-		v = &asked;
-	}
-	int overlay_fd = v->overlay_fd, r = v->err;
-	if (r == 0)
-		r = overlay_fd >= 0 ? sfs_stat_fd(overlay_fd, &st) : sfs_stat_at(dirfd, name, &st);
-	if (r < 0)
-		return r;
-	bool store_base = v->private && private_root(fs, parent, path);
-	if (store_base && !S_ISDIR(st.st.st_mode))
-		return -ENOENT; /* a private directory is a directory */
-	struct sfs_node *n = sfs_table_intern(fs->table, parent, name, &st, store_base, handles);
-	if (!n)
-		return -ENOMEM;
-	if (overlay_fd >= 0)
-		sfs_node_set_overlay(fs->table, n, overlay_fd);
-	sfs_node_info(fs->table, n, &info);
-	if (fs->watch && info.type == S_IFDIR && !sfs_node_watched(fs->table, n))
-		sfs_watch_dir(fs->watch, n, dirfd, name);
-	memset(e, 0, sizeof(*e));
-	e->ino = sfs_node_id(n);
-	e->generation = info.generation;
-	e->attr = st.st;
-	e->attr_timeout = e->entry_timeout = timeout_for(fs, &info);
-	if (found)
-		*found = st;
-	return 0;
-}
-
-int fs_lookup_at(struct sfs_fs *fs, struct sfs_node *parent, int dirfd, const char *name,
-		 const char *path, const struct view *v, struct fuse_entry_param *e,
-		 struct sfs_stat *found)
-{
-	return lookup_entry(fs, parent, dirfd, name, path, v, 0, e, found);
-}
-
-int fs_lookup_created(struct sfs_fs *fs, struct sfs_node *parent, int dirfd, const char *name,
-		      const char *path, struct fuse_entry_param *e)
-{
-	return lookup_entry(fs, parent, dirfd, name, path, NULL, 1, e, NULL);
-}
-
 /* Replies with an entry the kernel now holds a reference to; if the reply
  * does not reach it (the request was interrupted), the reference is
  * dropped again. */
@@ -298,39 +137,6 @@ static void reply_entry(fuse_req_t req, const struct fuse_entry_param *e)
 {
 	if (fuse_reply_entry(req, e) != 0 && e->ino)
 		sfs_table_forget(fs_of(req)->table, fs_node_of(req, e->ino), 1);
-}
-
-/* How many times a node is located again when its name led nowhere or
- * elsewhere: a rename through the mount may have moved it between the
- * locating and the call (the kernel retries an ESTALE path walk once, and
- * a read or getattr not at all). */
-#define LOCATE_TRIES 4
-
-static int locate_verified_once(struct sfs_fs *fs, struct sfs_node *n, struct sfs_location *loc,
-				struct sfs_stat *st)
-{
-	int r = sfs_locate(fs->table, n, loc);
-
-	if (r < 0)
-		return r;
-	r = sfs_stat_at(loc->dir.fd, loc->name, st);
-	if (r == -ENOENT)
-		return -ESTALE;
-	if (r < 0)
-		return r;
-	return sfs_node_matches(fs->table, n, st) ? 0 : -ESTALE;
-}
-
-int fs_locate_verified(struct sfs_fs *fs, struct sfs_node *n, struct sfs_location *loc,
-		       struct sfs_stat *st)
-{
-	int r = locate_verified_once(fs, n, loc, st);
-
-	for (int i = 1; r == -ESTALE && i < LOCATE_TRIES; i++) {
-		sfs_location_put(loc);
-		r = locate_verified_once(fs, n, loc, st);
-	}
-	return r;
 }
 
 static void sfs_init(void *userdata, struct fuse_conn_info *conn)
@@ -399,7 +205,7 @@ static void sfs_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 		r = v.err;
 	}
 	if (r == 0)
-		r = place(fs, fs_node_of(req, parent), path, &v, false, &dir);
+		r = fs_entry_dir(fs, fs_node_of(req, parent), &v, false, &dir);
 	if (r == 0)
 		r = fs_lookup_at(fs, fs_node_of(req, parent), dir.fd, name, path, &v, &e, NULL);
 	if (r == -ENOENT) {
@@ -447,10 +253,14 @@ static int stat_node(struct sfs_fs *fs, struct sfs_node *n, struct fuse_file_inf
 		return sfs_stat_fd(open_fd, st);
 	if (info.orphan_fd >= 0)
 		return sfs_stat_fd(info.orphan_fd, st);
-	cleanup_location struct sfs_location loc = {0};
-	int r = fs_locate_verified(fs, n, &loc, st);
+	cleanup_located struct located at = {0};
+	int r = fs_locate(fs, n, LOCATE_CHECK, &at);
 	int orphan_fd = fs_orphan_fd(fs, n, r);
-	return orphan_fd >= 0 ? sfs_stat_fd(orphan_fd, st) : r;
+	if (orphan_fd >= 0)
+		return sfs_stat_fd(orphan_fd, st);
+	if (r == 0)
+		*st = at.st;
+	return r;
 }
 
 static void reply_attr(fuse_req_t req, struct sfs_node *n, const struct sfs_stat *st)
@@ -459,7 +269,7 @@ static void reply_attr(fuse_req_t req, struct sfs_node *n, const struct sfs_stat
 	struct sfs_node_info info;
 
 	sfs_node_info(fs->table, n, &info);
-	fuse_reply_attr(req, &st->st, timeout_for(fs, &info));
+	fuse_reply_attr(req, &st->st, fs_timeout_for(fs, &info));
 }
 
 static void sfs_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
@@ -475,23 +285,19 @@ static void sfs_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *f
 }
 
 /* Everything is located with the daemon's credentials, then changed with
- * the caller's. */
+ * the caller's; a new size through IO (check_setattr). */
 static int apply_setattr(fuse_req_t req, struct sfs_fs *fs, struct sfs_node *n,
-			 const struct stat *attr, int valid, struct fuse_file_info *fi)
+			 const struct stat *attr, int valid, struct fuse_file_info *fi,
+			 const struct io_fd *io)
 {
-	cleanup_location struct sfs_location loc = {0};
+	cleanup_located struct located at = {0};
 	cleanup_creds struct sfs_creds creds = {0};
-	cleanup_io struct io_fd io = {0};
 	struct sfs_node_info info;
-	struct sfs_stat st;
-	int r = fs_locate_verified(fs, n, &loc, &st);
+	int r = fs_locate(fs, n, LOCATE_CHECK, &at);
 	if (r == 0 && (valid & FUSE_SET_ATTR_MODE))
-		fs_keep_before_chmod(fs, n, st.st.st_mode, attr->st_mode);
-	int ir = (valid & FUSE_SET_ATTR_SIZE) ? fs_io_fd_get(fs, n, fi, O_WRONLY, &io) : 0;
+		fs_keep_before_chmod(fs, n, at.st.st.st_mode, attr->st_mode);
 	int cr = sfs_creds_enter(req, &creds);
 
-	if (ir < 0)
-		return ir;
 	if (cr < 0)
 		return cr;
 
@@ -510,7 +316,7 @@ static int apply_setattr(fuse_req_t req, struct sfs_fs *fs, struct sfs_node *n,
 		if (by_fd)
 			r = fchmod(fd, attr->st_mode) < 0 ? -errno : 0;
 		else
-			r = sfs_chmod_at(loc.dir.fd, loc.name, attr->st_mode);
+			r = sfs_chmod_at(at.loc.dir.fd, at.loc.name, attr->st_mode);
 		if (r < 0)
 			return r;
 	}
@@ -520,11 +326,11 @@ static int apply_setattr(fuse_req_t req, struct sfs_fs *fs, struct sfs_node *n,
 		if (by_fd)
 			r = fchown(fd, uid, gid) < 0 ? -errno : 0;
 		else
-			r = sfs_chown_at(loc.dir.fd, loc.name, uid, gid);
+			r = sfs_chown_at(at.loc.dir.fd, at.loc.name, uid, gid);
 		if (r < 0)
 			return r;
 	}
-	if ((valid & FUSE_SET_ATTR_SIZE) && ftruncate(io.fd, attr->st_size) < 0)
+	if ((valid & FUSE_SET_ATTR_SIZE) && ftruncate(io->fd, attr->st_size) < 0)
 		return -errno;
 	if (valid & (FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_MTIME)) {
 		struct timespec tv[2] = {{.tv_nsec = UTIME_OMIT}, {.tv_nsec = UTIME_OMIT}};
@@ -539,7 +345,7 @@ static int apply_setattr(fuse_req_t req, struct sfs_fs *fs, struct sfs_node *n,
 		if (by_fd)
 			r = futimens(fd, tv) < 0 ? -errno : 0;
 		else
-			r = sfs_utimens_at(loc.dir.fd, loc.name, tv);
+			r = sfs_utimens_at(at.loc.dir.fd, at.loc.name, tv);
 		if (r < 0)
 			return r;
 	}
@@ -548,34 +354,46 @@ static int apply_setattr(fuse_req_t req, struct sfs_fs *fs, struct sfs_node *n,
 
 /* A set-uid or set-gid bit is never set through the mount; one the host
  * set may stay (a chmod that keeps it) or go. */
-static int check_setattr(fuse_req_t req, struct sfs_node *n, const struct stat *attr, int valid,
-			 struct fuse_file_info *fi)
+static int refuse_setid(fuse_req_t req, struct sfs_node *n, const struct stat *attr, int valid,
+			struct fuse_file_info *fi)
 {
 	struct sfs_stat st;
-	int r;
 
-	if (valid & FUSE_SET_ATTR_MODE) {
-		r = stat_node(fs_of(req), n, fi, &st);
-		if (r < 0)
-			return r;
-		if (attr->st_mode & ~st.st.st_mode & (S_ISUID | S_ISGID)) {
-			struct sfs_caller c = fs_caller_of(req);
-			char path[SFS_PATH_MAX];
-			r = sfs_node_relpath(fs_of(req)->table, n, NULL, path, sizeof(path));
-			return r < 0 ? r
-				     : sfs_guard_deny_builtin(fs_of(req)->guard, &c, path, "chmod",
-							      "set-uid and set-gid bits are never "
-							      "set through the mount");
-		}
-	}
-	if (valid & FUSE_SET_ATTR_SIZE) {
-		r = fs_check_node(req, n, SFS_OP_TRUNCATE, "truncate");
-		if (r < 0)
-			return r;
-	}
-	if (valid & ~FUSE_SET_ATTR_SIZE)
-		return fs_check_node(req, n, SFS_OP_SETATTR, "setattr");
-	return 0;
+	if (!(valid & FUSE_SET_ATTR_MODE))
+		return 0;
+	int r = stat_node(fs_of(req), n, fi, &st);
+	if (r < 0)
+		return r;
+	if (!(attr->st_mode & ~st.st.st_mode & (S_ISUID | S_ISGID)))
+		return 0;
+	struct sfs_caller c = fs_caller_of(req);
+	char path[SFS_PATH_MAX];
+	r = sfs_node_relpath(fs_of(req)->table, n, NULL, path, sizeof(path));
+	return r < 0 ? r
+		     : sfs_guard_deny_builtin(fs_of(req)->guard, &c, path, "chmod",
+					      "set-uid and set-gid bits are never set through the "
+					      "mount");
+}
+
+/* The guard's checks of a setattr and, for a new size, the fd it goes
+ * through (opened now when the kernel opened the file without asking),
+ * under one hold of the mutation lock: the file is opened where it was
+ * judged. */
+static int check_setattr(fuse_req_t req, struct sfs_node *n, int valid, struct fuse_file_info *fi,
+			 struct io_fd *io)
+{
+	struct sfs_fs *fs = fs_of(req);
+	int r = 0;
+
+	fs_mutation_lock(fs);
+	if (valid & FUSE_SET_ATTR_SIZE)
+		r = fs_check_node_locked(req, n, SFS_OP_TRUNCATE, "truncate");
+	if (r == 0 && (valid & ~FUSE_SET_ATTR_SIZE))
+		r = fs_check_node_locked(req, n, SFS_OP_SETATTR, "setattr");
+	if (r == 0 && (valid & FUSE_SET_ATTR_SIZE))
+		r = fs_io_fd_get_locked(fs, n, fi, O_WRONLY, io);
+	fs_mutation_unlock(fs);
+	return r;
 }
 
 static void sfs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int valid,
@@ -584,11 +402,15 @@ static void sfs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int v
 	SFS_TIME_REQUEST(&fs_of(req)->stats, SETATTR);
 	struct sfs_fs *fs = fs_of(req);
 	struct sfs_node *n = fs_node_of(req, ino);
+	cleanup_io struct io_fd io = {0};
 	struct sfs_stat st;
-	int r = check_setattr(req, n, attr, valid, fi);
+	int r = refuse_setid(req, n, attr, valid, fi);
 
 	if (r == 0)
-		r = apply_setattr(req, fs, n, attr, valid, fi);
+		r = check_setattr(req, n, valid, fi, &io);
+	if (r == 0)
+		r = apply_setattr(req, fs, n, attr, valid, fi, &io);
+	fs_io_fd_put(&io);
 	if (r == 0)
 		r = stat_node(fs, n, fi, &st);
 	if (r < 0)
@@ -601,15 +423,15 @@ static void sfs_readlink(fuse_req_t req, fuse_ino_t ino)
 {
 	SFS_TIME_REQUEST(&fs_of(req)->stats, READLINK);
 	struct sfs_fs *fs = fs_of(req);
-	cleanup_location struct sfs_location loc = {0};
+	cleanup_located struct located at = {0};
 	char buf[PATH_MAX + 1];
-	int r = sfs_locate(fs->table, fs_node_of(req, ino), &loc);
+	int r = fs_locate(fs, fs_node_of(req, ino), LOCATE_NAME, &at);
 
 	if (r < 0) {
 		fuse_reply_err(req, -r);
 		return;
 	}
-	ssize_t len = readlinkat(loc.dir.fd, loc.name, buf, sizeof(buf));
+	ssize_t len = readlinkat(at.loc.dir.fd, at.loc.name, buf, sizeof(buf));
 	if (len < 0)
 		fuse_reply_err(req, errno == ENOENT ? ESTALE : errno);
 	else if ((size_t)len >= sizeof(buf))
@@ -618,75 +440,6 @@ static void sfs_readlink(fuse_req_t req, fuse_ino_t ino)
 		buf[len] = '\0';
 		fuse_reply_readlink(req, buf);
 	}
-}
-
-void fs_change_end(struct change *ch)
-{
-	sfs_creds_leave(&ch->creds);
-	if (ch->locked)
-		sfs_guard_unlock(ch->locked);
-	ch->locked = NULL;
-	sfs_anchor_put(&ch->dir);
-}
-
-/* Resolves NAME's path in PARENT and pins the directory that holds it
- * (with CREATE, a store mirror is made when missing); no check yet. */
-static int change_locate(fuse_req_t req, fuse_ino_t parent, const char *name, bool create,
-			 struct change *ch)
-{
-	struct sfs_fs *fs = fs_of(req);
-	struct sfs_node *dir = fs_node_of(req, parent);
-	struct sfs_node_info info;
-
-	if (strlen(name) > NAME_MAX)
-		return -ENAMETOOLONG;
-	int r = sfs_node_relpath(fs->table, dir, name, ch->path, sizeof(ch->path));
-	if (r < 0)
-		return r;
-	sfs_node_info(fs->table, dir, &info);
-	ch->private_root = !info.in_store && sfs_guard_private(fs->guard, ch->path);
-	ch->in_store = info.in_store || ch->private_root;
-	if (ch->private_root)
-		return fs_open_mirror(fs, dir, create, &ch->dir);
-	r = sfs_anchor_get(fs->table, dir, &ch->dir);
-	if (r == 0)
-		r = sfs_node_verify(fs->table, dir, ch->dir.fd);
-	return r;
-}
-
-/* Takes the mutation lock, before any path is worked out: a path judged
- * under the lock is still the path when the change lands, since whatever
- * could rename a directory above it waits for the lock. */
-static void change_lock(fuse_req_t req, struct change *ch, bool exclusive)
-{
-	ch->locked = fs_of(req)->guard;
-	sfs_guard_lock(ch->locked, exclusive);
-}
-
-int fs_change_begin(fuse_req_t req, fuse_ino_t parent, const char *name, enum sfs_op op,
-		    const char *opname, bool create, struct sfs_subject *who, struct change *ch)
-{
-	struct sfs_caller c = fs_caller_of(req);
-
-	change_lock(req, ch, false);
-	int r = change_locate(req, parent, name, create, ch);
-	struct sfs_subject at_name = SFS_SUBJECT_AT(ch->dir.fd, name, NULL);
-	if (r == 0)
-		r = sfs_guard_check(fs_of(req)->guard, &c, ch->path, op, opname, NULL,
-				    who ? who : &at_name);
-	if (r == 0)
-		r = sfs_creds_enter(req, &ch->creds);
-	return r;
-}
-
-int fs_refuse_private_root(fuse_req_t req, struct change *ch, const char *opname)
-{
-	struct sfs_caller c = fs_caller_of(req);
-
-	if (!ch->private_root)
-		return 0;
-	return sfs_guard_deny_builtin(fs_of(req)->guard, &c, ch->path, opname,
-				      "only a directory may have the name of a private directory");
 }
 
 /* The tail shared by everything that makes a new name: look it up, mark it
@@ -700,7 +453,8 @@ static void reply_new_entry(fuse_req_t req, fuse_ino_t parent, struct change *ch
 	struct sfs_stat st;
 	/* Only where ownership is what lets the agent change it: at a
 	 * writable name the mark would tell nothing, and costs a write. */
-	bool mark = r == 0 && made && !ch->in_store && !sfs_guard_writable(fs->guard, ch->path);
+	bool mark = r == 0 && made && !ch->in_store && !sfs_verdict_writable(&ch->v);
+	struct view v = r == 0 ? fs_view_of_verdict(fs, &ch->v) : (struct view){0};
 
 	if (mark) {
 		sfs_creds_leave(&ch->creds);
@@ -708,7 +462,7 @@ static void reply_new_entry(fuse_req_t req, fuse_ino_t parent, struct change *ch
 			sfs_guard_mark_owned(fs->guard, -1, ch->dir.fd, name, &st, true);
 	}
 	if (r == 0)
-		r = fs_lookup_at(fs, fs_node_of(req, parent), ch->dir.fd, name, ch->path, NULL, &e,
+		r = fs_lookup_at(fs, fs_node_of(req, parent), ch->dir.fd, name, ch->path, &v, &e,
 				 NULL);
 	if (r == 0 && mark)
 		sfs_node_set_owned(fs->table, fs_node_of(req, e.ino), true);
@@ -718,36 +472,26 @@ static void reply_new_entry(fuse_req_t req, fuse_ino_t parent, struct change *ch
 		reply_entry(req, &e);
 }
 
-mode_t fs_new_mode(fuse_req_t req, int dirfd, mode_t mode)
-{
-	mode &= ~(mode_t)(S_ISUID | S_ISGID);
-	if (fs_of(req)->posix_acl &&
-	    sfs_getxattr_at(dirfd, ".", "system.posix_acl_default", NULL, 0) <= 0)
-		mode &= ~fuse_req_ctx(req)->umask;
-	return mode;
-}
-
 static void sfs_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, dev_t rdev)
 {
 	SFS_TIME_REQUEST(&fs_of(req)->stats, MKNOD);
 	struct sfs_caller c = fs_caller_of(req);
 	cleanup_change struct change ch = {0};
 	struct sfs_subject who = fs_subject_new();
-
-	change_lock(req, &ch, false);
-	int r = change_locate(req, parent, name, false, &ch);
-	/* Device nodes are never created, whatever the policy says. */
-	if (r == 0 && !S_ISREG(mode) && !S_ISFIFO(mode) && !S_ISSOCK(mode))
-		r = sfs_guard_deny_builtin(fs_of(req)->guard, &c, ch.path, "mknod",
-					   "device nodes are never created through the mount");
-	if (r == 0)
-		r = fs_refuse_private_root(req, &ch, "mknod");
 	/* A regular file is a create; FIFOs and sockets need a writable
 	 * name (a host tool reading one would hang). */
+	enum sfs_op op = S_ISREG(mode) ? SFS_OP_CREATE : SFS_OP_MKNOD;
+
+	fs_change_lock(req, &ch, false);
+	int r = fs_change_locate(req, parent, name, op, &who, false, &ch);
+	/* Device nodes are never created, whatever the policy says. */
+	if (r == 0 && !S_ISREG(mode) && !S_ISFIFO(mode) && !S_ISSOCK(mode))
+		r = sfs_guard_deny_judged(fs_of(req)->guard, &c, &ch.v, "mknod",
+					  "device nodes are never created through the mount");
 	if (r == 0)
-		r = sfs_guard_check(fs_of(req)->guard, &c, ch.path,
-				    S_ISREG(mode) ? SFS_OP_CREATE : SFS_OP_MKNOD, "mknod", NULL,
-				    &who);
+		r = fs_refuse_private_root(req, &ch, "mknod");
+	if (r == 0)
+		r = fs_change_conclude(req, &ch, "mknod", &who);
 	if (r == 0)
 		r = sfs_creds_enter(req, &ch.creds);
 	if (r == 0 && mknodat(ch.dir.fd, name, fs_new_mode(req, ch.dir.fd, mode), rdev) < 0)
@@ -775,12 +519,12 @@ static void sfs_symlink(fuse_req_t req, const char *target, fuse_ino_t parent, c
 
 	/* Exclusive: the components of the target asked about must not turn
 	 * into symlinks (rmdir, then symlink) before this one is made. */
-	change_lock(req, &ch, true);
-	int r = change_locate(req, parent, name, false, &ch);
+	fs_change_lock(req, &ch, true);
+	int r = fs_change_locate(req, parent, name, SFS_OP_SYMLINK, NULL, false, &ch);
 	if (r == 0)
 		r = fs_refuse_private_root(req, &ch, "symlink");
 	if (r == 0)
-		r = sfs_guard_symlink(fs_of(req)->guard, &c, ch.path, target);
+		r = sfs_guard_symlink_judged(fs_of(req)->guard, &c, &ch.v, target);
 	/* And the links that would resolve through it once it is there. */
 	struct sfs_link_change lc = {SFS_LINK_SET, ch.path, NULL, target};
 	bool checked = false;
@@ -801,37 +545,38 @@ static void sfs_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const
 	struct sfs_fs *fs = fs_of(req);
 	struct sfs_node *n = fs_node_of(req, ino);
 	cleanup_change struct change ch = {0};
-	cleanup_location struct sfs_location src = {0};
-	struct sfs_stat st;
+	cleanup_located struct located src = {0};
 	struct sfs_caller c = fs_caller_of(req);
 	struct sfs_subject who = SFS_SUBJECT_NODE(n);
 	struct sfs_node_info info;
 
 	sfs_node_info(fs->table, n, &info);
-	change_lock(req, &ch, false);
+	fs_change_lock(req, &ch, false);
 	/* A second name for a protected inode would make it writable. */
-	int r = check_node_locked(req, n, SFS_OP_LINK_SOURCE, "link");
+	int r = fs_check_node_locked(req, n, SFS_OP_LINK_SOURCE, "link");
 	if (r == 0)
-		r = change_locate(req, newparent, newname, false, &ch);
+		r = fs_change_locate(req, newparent, newname, SFS_OP_LINK_TARGET, &who, false, &ch);
 	/* The store and SOURCE are two trees. */
 	if (r == 0 && ch.in_store != info.in_store)
 		r = -EXDEV;
 	if (r == 0)
 		r = fs_refuse_private_root(req, &ch, "link");
 	if (r == 0)
-		r = sfs_guard_check(fs->guard, &c, ch.path, SFS_OP_LINK_TARGET, "link", NULL, &who);
+		r = fs_change_conclude(req, &ch, "link", &who);
 	if (r == 0 && info.type == S_IFLNK)
-		r = sfs_guard_symlink_name(fs->guard, &c, ch.path, "link");
+		r = sfs_guard_symlink_name_judged(fs->guard, &c, &ch.v, "link");
 	if (r == 0)
-		r = fs_locate_verified(fs, n, &src, &st);
+		r = fs_locate(fs, n, LOCATE_CHECK, &src);
 	/* A second name for a symlink is a symlink made there. */
-	if (r == 0 && S_ISLNK(st.st.st_mode))
-		r = sfs_guard_symlink_arrives(fs->guard, &c, src.dir.fd, src.name, ch.path, "link");
+	bool is_link = r == 0 && S_ISLNK(src.st.st.st_mode);
+	if (is_link)
+		r = sfs_guard_symlink_arrives(fs->guard, &c, src.loc.dir.fd, src.loc.name, ch.path,
+					      "link");
 	char target[PATH_MAX];
 	struct sfs_link_change lc = {SFS_LINK_SET, ch.path, NULL, target};
-	bool relink = r == 0 && S_ISLNK(st.st.st_mode) && !ch.in_store;
+	bool relink = r == 0 && is_link && !ch.in_store;
 	if (relink) {
-		ssize_t tl = readlinkat(src.dir.fd, src.name, target, sizeof(target) - 1);
+		ssize_t tl = readlinkat(src.loc.dir.fd, src.loc.name, target, sizeof(target) - 1);
 		r = tl < 0 ? -errno : 0;
 		target[tl < 0 ? 0 : tl] = '\0';
 	}
@@ -840,7 +585,7 @@ static void sfs_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const
 		checked = (r = sfs_guard_links_check(fs->guard, &c, &lc, "link")) == 0;
 	if (r == 0)
 		r = sfs_creds_enter(req, &ch.creds);
-	if (r == 0 && linkat(src.dir.fd, src.name, ch.dir.fd, newname, 0) < 0)
+	if (r == 0 && linkat(src.loc.dir.fd, src.loc.name, ch.dir.fd, newname, 0) < 0)
 		r = -errno;
 	if (checked)
 		sfs_guard_links_done(fs->guard, &lc, r == 0);
@@ -962,11 +707,13 @@ static void sfs_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse
 	/* Exclusive: a directory's subtree is checked and moved while
 	 * nothing else can add a name anywhere, and no other change can have
 	 * judged a path this rename is about to alter. */
-	change_lock(req, &to, true);
+	fs_change_lock(req, &to, true);
+	/* Each name's class, judged once: which ops the rename asks about
+	 * them depends on what is there, which the class says where to find. */
 	if (r == 0)
-		r = change_locate(req, parent, name, false, &from);
+		r = fs_change_locate(req, parent, name, SFS_OP_LOOKUP, NULL, false, &from);
 	if (r == 0)
-		r = change_locate(req, newparent, newname, true, &to);
+		r = fs_change_locate(req, newparent, newname, SFS_OP_LOOKUP, NULL, true, &to);
 	unsigned after = 0;
 	if (r == 0) {
 		old_known = sfs_stat_at(from.dir.fd, name, &old_st) == 0;
@@ -975,7 +722,8 @@ static void sfs_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse
 			SFS_SUBJECT_AT(from.dir.fd, name, old_known ? &old_st : NULL);
 		struct sfs_subject new =
 			SFS_SUBJECT_AT(to.dir.fd, newname, new_known ? &new_st : NULL);
-		r = sfs_guard_rename(fs->guard, &c, from.path, &old, to.path, &new, flags, &after);
+		r = sfs_guard_rename_judged(fs->guard, &c, &from.v, &old, &to.v, &new, flags,
+					    &after);
 		lc_needed = rename_redirects(&from, &to, old_known ? &old_st : NULL,
 					     new_known ? &new_st : NULL, exchange, after, &lc);
 		if (r == 0 && lc_needed)

@@ -3,6 +3,7 @@
  * ownership mark (owner.h) is the daemon's, never shown, set or removed
  * through the mount. The rules of ops.c hold here too. */
 #include "fs.h"
+#include "request.h"
 #include "host/compat.h"
 #include "host/creds.h"
 #include "guard.h"
@@ -41,12 +42,12 @@ static void reply_xattr_bytes(fuse_req_t req, size_t size, const char *buf, ssiz
 		fuse_reply_buf(req, buf, (size_t)len);
 }
 
-/* Where a node's xattrs are: at its name, or, for a node whose last name
- * went through the mount, on the fd kept for it (*ORPHAN_FD). */
-static int xattr_target(struct sfs_fs *fs, struct sfs_node *n, struct sfs_location *loc,
-			int *orphan_fd)
+/* Where a node's xattrs are: at its name (the call there fails by itself
+ * when the name leads nowhere), or, for a node whose last name went
+ * through the mount, on the fd kept for it (*ORPHAN_FD). */
+static int xattr_target(struct sfs_fs *fs, struct sfs_node *n, struct located *at, int *orphan_fd)
 {
-	int r = sfs_locate(fs->table, n, loc);
+	int r = fs_locate(fs, n, LOCATE_NAME, at);
 
 	*orphan_fd = r == -ENOENT ? fs_orphan_fd(fs, n, r) : -1;
 	return *orphan_fd >= 0 ? 0 : r;
@@ -57,7 +58,7 @@ void sfs_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
 	SFS_TIME_REQUEST(&fs_of(req)->stats, GETXATTR);
 	struct sfs_fs *fs = fs_of(req);
 	struct sfs_node *n = fs_node_of(req, ino);
-	cleanup_location struct sfs_location loc = {0};
+	cleanup_located struct located at = {0};
 	cleanup_free char *value = size ? malloc(size) : NULL;
 
 	/* The ownership mark is the daemon's, never the agent's to see. */
@@ -69,12 +70,12 @@ void sfs_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
 	/* Read with the daemon's credentials: the kernel has checked the
 	 * caller's (user.* needs read permission, trusted.* a capability), and
 	 * a directory the caller may only search is still readable here. */
-	ssize_t r = size && !value ? -ENOMEM : xattr_target(fs, n, &loc, &orphan_fd);
+	ssize_t r = size && !value ? -ENOMEM : xattr_target(fs, n, &at, &orphan_fd);
 	if (r == 0 && orphan_fd >= 0) {
 		r = fgetxattr(orphan_fd, name, value, size);
 		r = r < 0 ? -errno : r;
 	} else if (r == 0)
-		r = sfs_getxattr_at(loc.dir.fd, loc.name, name, value, size);
+		r = sfs_getxattr_at(at.loc.dir.fd, at.loc.name, name, value, size);
 	reply_xattr_bytes(req, size, value, r);
 }
 
@@ -103,10 +104,10 @@ static ssize_t drop_unseen(char *list, ssize_t len, bool trusted)
 #define LIST_ROOM 65536
 #endif
 
-static ssize_t list_xattrs(const struct sfs_location *loc, int orphan_fd, char *buf, size_t size)
+static ssize_t list_xattrs(const struct located *at, int orphan_fd, char *buf, size_t size)
 {
 	if (orphan_fd < 0)
-		return sfs_listxattr_at(loc->dir.fd, loc->name, buf, size);
+		return sfs_listxattr_at(at->loc.dir.fd, at->loc.name, buf, size);
 	ssize_t r = flistxattr(orphan_fd, buf, size);
 	return r < 0 ? -errno : r;
 }
@@ -116,7 +117,7 @@ void sfs_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 	SFS_TIME_REQUEST(&fs_of(req)->stats, LISTXATTR);
 	struct sfs_fs *fs = fs_of(req);
 	struct sfs_node *n = fs_node_of(req, ino);
-	cleanup_location struct sfs_location loc = {0};
+	cleanup_located struct located at = {0};
 	cleanup_free char *list = NULL;
 	ssize_t r;
 
@@ -125,7 +126,7 @@ void sfs_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 		return;
 	}
 	int orphan_fd = -1;
-	r = xattr_target(fs, n, &loc, &orphan_fd);
+	r = xattr_target(fs, n, &at, &orphan_fd);
 	/* The whole list, whatever SIZE asks, so that the filtered length is
 	 * what a size query reports; in one call into a buffer the size of
 	 * the longest list Linux has, as a size query and a second call
@@ -133,7 +134,7 @@ void sfs_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 	for (size_t room = LIST_ROOM; r == 0; room *= 2) {
 		free(list);
 		list = malloc(room);
-		r = list ? list_xattrs(&loc, orphan_fd, list, room) : -ENOMEM;
+		r = list ? list_xattrs(&at, orphan_fd, list, room) : -ENOMEM;
 		if (r != -ERANGE || room >= LIST_ROOM * 16)
 			break;
 		r = 0;
@@ -165,7 +166,7 @@ void sfs_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const char *
 	SFS_TIME_REQUEST(&fs_of(req)->stats, SETXATTR);
 	struct sfs_fs *fs = fs_of(req);
 	struct sfs_node *n = fs_node_of(req, ino);
-	cleanup_location struct sfs_location loc = {0};
+	cleanup_located struct located at = {0};
 	cleanup_creds struct sfs_creds creds = {0};
 	int orphan_fd = -1;
 	int r = refuse_mark(req, n, name, "setxattr");
@@ -173,13 +174,13 @@ void sfs_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const char *
 	if (r == 0)
 		r = fs_check_node(req, n, SFS_OP_XATTR, "setxattr");
 	if (r == 0)
-		r = xattr_target(fs, n, &loc, &orphan_fd);
+		r = xattr_target(fs, n, &at, &orphan_fd);
 	if (r == 0)
 		r = sfs_creds_enter(req, &creds);
 	if (r == 0 && orphan_fd >= 0)
 		r = fsetxattr(orphan_fd, name, value, size, flags) < 0 ? -errno : 0;
 	else if (r == 0)
-		r = sfs_setxattr_at(loc.dir.fd, loc.name, name, value, size, flags);
+		r = sfs_setxattr_at(at.loc.dir.fd, at.loc.name, name, value, size, flags);
 	fuse_reply_err(req, -r);
 }
 
@@ -188,7 +189,7 @@ void sfs_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 	SFS_TIME_REQUEST(&fs_of(req)->stats, REMOVEXATTR);
 	struct sfs_fs *fs = fs_of(req);
 	struct sfs_node *n = fs_node_of(req, ino);
-	cleanup_location struct sfs_location loc = {0};
+	cleanup_located struct located at = {0};
 	cleanup_creds struct sfs_creds creds = {0};
 	int orphan_fd = -1;
 	int r = refuse_mark(req, n, name, "removexattr");
@@ -196,12 +197,12 @@ void sfs_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 	if (r == 0)
 		r = fs_check_node(req, n, SFS_OP_XATTR, "removexattr");
 	if (r == 0)
-		r = xattr_target(fs, n, &loc, &orphan_fd);
+		r = xattr_target(fs, n, &at, &orphan_fd);
 	if (r == 0)
 		r = sfs_creds_enter(req, &creds);
 	if (r == 0 && orphan_fd >= 0)
 		r = fremovexattr(orphan_fd, name) < 0 ? -errno : 0;
 	else if (r == 0)
-		r = sfs_removexattr_at(loc.dir.fd, loc.name, name);
+		r = sfs_removexattr_at(at.loc.dir.fd, at.loc.name, name);
 	fuse_reply_err(req, -r);
 }
