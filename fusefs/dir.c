@@ -8,7 +8,7 @@
 #include "guard.h"
 #include "inode.h"
 #include "stats.h"
-#include "policy/path.h"
+#include "common/path.h"
 #include "common/util.h"
 
 #include <dirent.h>
@@ -89,10 +89,10 @@ static bool is_dot_or_dotdot(const char *name)
 }
 
 /* Puts NAME after the directory path held in the first DIRLEN bytes of
- * PATH (SFS_PATH_MAX bytes). */
+ * PATH (PATH_REL_MAX bytes). */
 static bool entry_path(char *path, size_t dirlen, const char *name)
 {
-	return sfs_path_append(path, SFS_PATH_MAX, &dirlen, name, strlen(name)) == 0;
+	return path_append(path, PATH_REL_MAX, &dirlen, name, strlen(name)) == 0;
 }
 
 /* One entry into a readdir reply at *P (*REM bytes left): its size, which
@@ -211,7 +211,7 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t offset
 	cleanup_free char *buf = calloc(1, size);
 	char *p = buf;
 	size_t rem = size;
-	char path[SFS_PATH_MAX] = "";
+	char path[PATH_REL_MAX] = "";
 	/* What the policy hides is left out, so every entry is judged by its
 	 * path: a directory without one lists nothing. */
 	int err = buf ? -sfs_node_relpath(fs->table, parent, NULL, path, sizeof(path)) : ENOMEM;

@@ -18,7 +18,7 @@
 #include "git/source.h"
 #include "guard.h"
 #include "owner.h"
-#include "policy/path.h"
+#include "common/path.h"
 #include "policy/policy.h"
 #include "policy/rules.h"
 #include "host/store.h"
@@ -33,7 +33,7 @@ static char *normalised(const char *path)
 	size_t cap = strlen(path) + 2;
 	char *out = malloc(cap);
 
-	if (out && sfs_path_normalise(path, out, cap) < 0) {
+	if (out && path_normalise(path, out, cap) < 0) {
 		free(out);
 		return NULL;
 	}
@@ -69,9 +69,9 @@ static char *relative_path(const char *source, const char *arg)
 			nsrc = normalised(abs_src);
 		}
 		if (narg && nreal)
-			rest = sfs_path_below(narg, nreal);
+			rest = path_below(narg, nreal);
 		if (!rest && narg && nsrc)
-			rest = sfs_path_below(narg, nsrc);
+			rest = path_below(narg, nsrc);
 		if (!rest) {
 			outside(arg, source);
 			return NULL;
@@ -80,7 +80,7 @@ static char *relative_path(const char *source, const char *arg)
 	}
 	nsrc = normalised(source);
 	narg = normalised(arg);
-	if (narg && nsrc && *nsrc && source[0] != '/' && (rest = sfs_path_below(narg, nsrc)) &&
+	if (narg && nsrc && *nsrc && source[0] != '/' && (rest = path_below(narg, nsrc)) &&
 	    *rest) {
 		/* Written as SOURCE/PATH. */
 		return strdup(rest);

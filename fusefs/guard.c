@@ -4,7 +4,7 @@
 #include "policy/gitshape.h"
 #include "links.h"
 #include "policy/symchain.h"
-#include "policy/path.h"
+#include "common/path.h"
 #include "common/err.h"
 #include "common/util.h"
 
@@ -535,8 +535,8 @@ struct scan {
 	const struct sfs_caller *c;
 	const struct sfs_link_change *ch; /* the rename */
 	bool leaving;			  /* into the store: only what leaves SOURCE is judged */
-	char from[SFS_PATH_MAX];
-	char to[SFS_PATH_MAX];
+	char from[PATH_REL_MAX];
+	char to[PATH_REL_MAX];
 	size_t entries;
 };
 
@@ -607,9 +607,9 @@ static int scan_subtree(struct scan *s, int at_fd, size_t from_len, size_t to_le
 			break;
 		}
 		size_t nl = strlen(de->d_name), from_sub = from_len, to_sub = to_len;
-		r = sfs_path_append(s->from, sizeof(s->from), &from_sub, de->d_name, nl);
+		r = path_append(s->from, sizeof(s->from), &from_sub, de->d_name, nl);
 		if (r == 0)
-			r = sfs_path_append(s->to, sizeof(s->to), &to_sub, de->d_name, nl);
+			r = path_append(s->to, sizeof(s->to), &to_sub, de->d_name, nl);
 		if (r < 0)
 			break;
 		bool is_dir = de->d_type == DT_DIR;
@@ -792,20 +792,20 @@ static int place_before(const struct sfs_link_change *ch, const char *path, char
 	case SFS_LINK_SET:
 		return 0;
 	case SFS_LINK_REMOVE:
-		return sfs_path_below(path, ch->path) ? -1 : 0;
+		return path_below(path, ch->path) ? -1 : 0;
 	case SFS_LINK_MOVE:
-		if ((rest = sfs_path_below(path, ch->to))) {
+		if ((rest = path_below(path, ch->to))) {
 			if ((size_t)snprintf(buf, cap, "%s%s%s", ch->path, *rest ? "/" : "",
 					     rest) >= cap)
 				return -1;
 			*out = buf;
 			return 1;
 		}
-		return sfs_path_below(path, ch->path) ? -1 : 0;
+		return path_below(path, ch->path) ? -1 : 0;
 	case SFS_LINK_EXCHANGE:
 		for (int side = 0; side < 2; side++) {
 			const char *from = side ? ch->to : ch->path, *to = side ? ch->path : ch->to;
-			if ((rest = sfs_path_below(path, to))) {
+			if ((rest = path_below(path, to))) {
 				if ((size_t)snprintf(buf, cap, "%s%s%s", from, *rest ? "/" : "",
 						     rest) >= cap)
 					return -1;
@@ -821,7 +821,7 @@ static int place_before(const struct sfs_link_change *ch, const char *path, char
 static int probe_after(void *ctx, const char *prefix, char *target, size_t cap)
 {
 	const struct after_change *a = ctx;
-	char buf[SFS_PATH_MAX];
+	char buf[PATH_REL_MAX];
 	const char *real = prefix;
 
 	if (a->ch->kind == SFS_LINK_SET && !strcmp(prefix, a->ch->path)) {
@@ -846,12 +846,12 @@ static const char *place_after(const struct sfs_link_change *ch, const char *pat
 	case SFS_LINK_SET:
 		return path;
 	case SFS_LINK_REMOVE:
-		return sfs_path_below(path, ch->path) ? NULL : path;
+		return path_below(path, ch->path) ? NULL : path;
 	case SFS_LINK_MOVE:
 	case SFS_LINK_EXCHANGE:
 		for (int side = 0; side < (ch->kind == SFS_LINK_EXCHANGE ? 2 : 1); side++) {
 			const char *from = side ? ch->to : ch->path, *to = side ? ch->path : ch->to;
-			if ((rest = sfs_path_below(path, from))) {
+			if ((rest = path_below(path, from))) {
 				if ((size_t)snprintf(buf, cap, "%s%s%s", to, *rest ? "/" : "",
 						     rest) >= cap)
 					return NULL;
@@ -859,7 +859,7 @@ static const char *place_after(const struct sfs_link_change *ch, const char *pat
 			}
 		}
 		/* Replaced by what moves there. */
-		if (ch->kind == SFS_LINK_MOVE && sfs_path_below(path, ch->to))
+		if (ch->kind == SFS_LINK_MOVE && path_below(path, ch->to))
 			return NULL;
 		return path;
 	}
@@ -873,7 +873,7 @@ int sfs_guard_links_check(struct sfs_guard *g, const struct sfs_caller *c,
 	size_t m = ch->to ? 2 : 1, n = 0;
 	struct sfs_link *v = NULL;
 	struct after_change a = {g, ch};
-	char buf[SFS_PATH_MAX];
+	char buf[PATH_REL_MAX];
 
 	pthread_mutex_lock(&g->links_mu);
 	int r = sfs_links_affected(g->links, changed, m, &v, &n);

@@ -1,7 +1,7 @@
 /* inode.c - see inode.h. One mutex guards the whole table: every critical
  * section is a few pointer updates, and host calls are made outside it. */
 #include "inode.h"
-#include "policy/path.h"
+#include "common/path.h"
 #include "common/util.h"
 
 #include <errno.h>
@@ -749,7 +749,8 @@ static int gone_error(const struct sfs_node *n)
 }
 
 /* Joins the names from BASE (exclusive) down to N into BUF. Lock held. */
-static int path_below(const struct sfs_node *base, const struct sfs_node *n, char *buf, size_t size)
+static int node_path_below(const struct sfs_node *base, const struct sfs_node *n, char *buf,
+			   size_t size)
 {
 	const struct sfs_node *chain[MAX_DEPTH];
 	size_t depth = 0, len = 0;
@@ -764,7 +765,7 @@ static int path_below(const struct sfs_node *base, const struct sfs_node *n, cha
 	buf[0] = '\0';
 	while (depth > 0) {
 		const char *name = chain[--depth]->name;
-		int r = sfs_path_append(buf, size, &len, name, strlen(name));
+		int r = path_append(buf, size, &len, name, strlen(name));
 
 		if (r < 0)
 			return r;
@@ -773,7 +774,8 @@ static int path_below(const struct sfs_node *base, const struct sfs_node *n, cha
 }
 
 /* The same into a buffer of the right size, for paths of any length. */
-static int path_below_alloc(const struct sfs_node *base, const struct sfs_node *n, char **out)
+static int node_path_below_alloc(const struct sfs_node *base, const struct sfs_node *n,
+				 char **out)
 {
 	size_t len = 1, depth = 0;
 
@@ -785,19 +787,19 @@ static int path_below_alloc(const struct sfs_node *base, const struct sfs_node *
 	*out = malloc(len);
 	if (!*out)
 		return -ENOMEM;
-	return path_below(base, n, *out, len);
+	return node_path_below(base, n, *out, len);
 }
 
 int sfs_node_relpath(struct sfs_table *t, struct sfs_node *n, const char *name, char *buf,
 		     size_t size)
 {
 	pthread_mutex_lock(&t->lock);
-	int r = path_below(&t->root, n, buf, size);
+	int r = node_path_below(&t->root, n, buf, size);
 	pthread_mutex_unlock(&t->lock);
 	if (r == 0 && name) {
 		size_t len = strlen(buf);
 
-		r = sfs_path_append(buf, size, &len, name, strlen(name));
+		r = path_append(buf, size, &len, name, strlen(name));
 	}
 	return r;
 }
@@ -808,12 +810,12 @@ int sfs_node_alias_relpath(struct sfs_table *t, struct sfs_node *n, unsigned i, 
 	pthread_mutex_lock(&t->lock);
 	int r = -ENOENT;
 	if (i < n->naliases) {
-		r = path_below(&t->root, n->aliases[i].parent, buf, size);
+		r = node_path_below(&t->root, n->aliases[i].parent, buf, size);
 		if (r == 0) {
 			size_t len = strlen(buf);
 			const char *name = n->aliases[i].name;
 
-			r = sfs_path_append(buf, size, &len, name, strlen(name));
+			r = path_append(buf, size, &len, name, strlen(name));
 		}
 	}
 	pthread_mutex_unlock(&t->lock);
@@ -899,7 +901,7 @@ int sfs_anchor_get(struct sfs_table *t, struct sfs_node *dir, struct sfs_anchor 
 		pthread_mutex_unlock(&t->lock);
 		return -ESTALE;
 	}
-	int r = path_below_alloc(from_store ? &t->root : b, dir, &path);
+	int r = node_path_below_alloc(from_store ? &t->root : b, dir, &path);
 	if (r < 0) {
 		pthread_mutex_unlock(&t->lock);
 		return r;
@@ -1125,7 +1127,7 @@ int sfs_node_verify(struct sfs_table *t, struct sfs_node *dir, int anchor_fd)
 		return 0;
 	pthread_mutex_lock(&t->lock);
 	int base = dir->in_store ? t->store_fd : t->root.anchor_fd;
-	int r = base < 0 ? -ESTALE : path_below_alloc(&t->root, dir, &path);
+	int r = base < 0 ? -ESTALE : node_path_below_alloc(&t->root, dir, &path);
 	pthread_mutex_unlock(&t->lock);
 	if (r < 0)
 		return r;

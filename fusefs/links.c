@@ -4,7 +4,7 @@
  * skipped), under one mutex. */
 #include "links.h"
 #include "host/compat.h"
-#include "policy/path.h"
+#include "common/path.h"
 #include "common/util.h"
 
 #include <dirent.h>
@@ -120,7 +120,7 @@ static void remove_locked(struct sfs_links *l, const char *path)
 		return;
 	}
 	while (i < l->n) {
-		const char *below = sfs_path_below(l->v[i].path, path);
+		const char *below = path_below(l->v[i].path, path);
 		if (below)
 			drop_at(l, i);
 		else if (strncmp(l->v[i].path, path, strlen(path)) == 0)
@@ -134,7 +134,7 @@ static void remove_locked(struct sfs_links *l, const char *path)
 
 struct walk {
 	struct sfs_links *l;
-	char path[SFS_PATH_MAX];
+	char path[PATH_REL_MAX];
 	char target[PATH_MAX + 1];
 };
 
@@ -174,7 +174,7 @@ static void walk_dir(struct walk *w, int fd, size_t len, int depth)
 		}
 		size_t sub = len;
 		if (type == DT_LNK) {
-			if (sfs_path_append(w->path, sizeof(w->path), &sub, e->d_name,
+			if (path_append(w->path, sizeof(w->path), &sub, e->d_name,
 					    strlen(e->d_name)) == 0)
 				add_link(w, fd, e->d_name);
 			w->path[len] = '\0';
@@ -194,7 +194,7 @@ static void walk_dir(struct walk *w, int fd, size_t len, int depth)
 	for (size_t i = 0; i < nsub; i++) {
 		size_t sub = len;
 		int cfd = -1;
-		if (sfs_path_append(w->path, sizeof(w->path), &sub, subdirs[i],
+		if (path_append(w->path, sizeof(w->path), &sub, subdirs[i],
 				    strlen(subdirs[i])) == 0)
 			cfd = openat(fd, subdirs[i],
 				     O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
@@ -396,7 +396,7 @@ static int take_locked(struct sfs_links *l, const char *from, const char *to, st
 	*v = NULL;
 	*n = 0;
 	while (i < l->n) {
-		const char *below = sfs_path_below(l->v[i].path, from);
+		const char *below = path_below(l->v[i].path, from);
 		if (!below) {
 			if (*from && strncmp(l->v[i].path, from, strlen(from)) == 0) {
 				i++;

@@ -25,7 +25,7 @@
 #include "owner.h"
 #include "stats.h"
 #include "host/store.h"
-#include "policy/path.h"
+#include "common/path.h"
 #include "common/util.h"
 #include "watch.h"
 
@@ -193,7 +193,7 @@ static void sfs_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	cleanup_anchor struct sfs_anchor dir = {0};
 	struct view v = {0};
 
-	char path[SFS_PATH_MAX];
+	char path[PATH_REL_MAX];
 
 	if (strlen(name) > NAME_MAX) {
 		fuse_reply_err(req, ENAMETOOLONG);
@@ -367,7 +367,7 @@ static int refuse_setid(fuse_req_t req, struct sfs_node *n, const struct stat *a
 	if (!(attr->st_mode & ~st.st.st_mode & (S_ISUID | S_ISGID)))
 		return 0;
 	struct sfs_caller c = fs_caller_of(req);
-	char path[SFS_PATH_MAX];
+	char path[PATH_REL_MAX];
 	r = sfs_node_relpath(fs_of(req)->table, n, NULL, path, sizeof(path));
 	return r < 0 ? r
 		     : sfs_guard_deny_builtin(fs_of(req)->guard, &c, path, "chmod",

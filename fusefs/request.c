@@ -325,7 +325,7 @@ int fs_check_node_locked(fuse_req_t req, struct sfs_node *n, enum sfs_op op, con
 	struct sfs_fs *fs = fs_of(req);
 	struct sfs_caller c = fs_caller_of(req);
 	struct sfs_subject who = SFS_SUBJECT_NODE(n);
-	char path[SFS_PATH_MAX];
+	char path[PATH_REL_MAX];
 	int r = sfs_node_relpath(fs->table, n, NULL, path, sizeof(path));
 
 	if (r == -ENOENT && is_nameless_orphan(fs, n))
@@ -363,7 +363,7 @@ int fs_check_node(fuse_req_t req, struct sfs_node *n, enum sfs_op op, const char
 
 int fs_open_mirror(struct sfs_fs *fs, struct sfs_node *parent, bool create, struct sfs_anchor *dir)
 {
-	char path[SFS_PATH_MAX];
+	char path[PATH_REL_MAX];
 	struct sfs_node_info info;
 
 	sfs_node_info(fs->table, parent, &info);

@@ -22,7 +22,7 @@
 #include "host/creds.h"
 #include "guard.h"
 #include "inode.h"
-#include "policy/path.h"
+#include "common/path.h"
 
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -190,7 +190,7 @@ int fs_lookup_created(struct sfs_fs *fs, struct sfs_node *parent, int dirfd, con
  * mutation lock and the caller's identity. */
 struct change {
 	const char *name; /* the request's */
-	char path[SFS_PATH_MAX];
+	char path[PATH_REL_MAX];
 	struct sfs_verdict v;
 	struct sfs_anchor dir;
 	struct sfs_creds creds;

@@ -4,7 +4,7 @@
  * directory lock that a request in flight holds, and that request may need
  * the table. */
 #include "watch.h"
-#include "policy/path.h"
+#include "common/path.h"
 #include "common/util.h"
 
 #include <errno.h>
@@ -240,7 +240,7 @@ static void invalidate_child_attrs(struct sfs_watch *w, struct sfs_node *dir, co
 static void tell_name(struct sfs_watch *w, struct sfs_node *dir, const char *name)
 {
 	struct sfs_node_info info;
-	char path[SFS_PATH_MAX];
+	char path[PATH_REL_MAX];
 
 	if (!w->on_name)
 		return;

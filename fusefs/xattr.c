@@ -10,7 +10,7 @@
 #include "inode.h"
 #include "owner.h"
 #include "stats.h"
-#include "policy/path.h"
+#include "common/path.h"
 #include "common/util.h"
 
 #include <errno.h>
@@ -149,7 +149,7 @@ void sfs_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 static int refuse_mark(fuse_req_t req, struct sfs_node *n, const char *name, const char *opname)
 {
 	struct sfs_caller c = fs_caller_of(req);
-	char path[SFS_PATH_MAX];
+	char path[PATH_REL_MAX];
 
 	if (!sfs_owner_is_mark(name))
 		return 0;

@@ -2,7 +2,7 @@
  * metadata; it runs once, before the mount serves anything. */
 #include "gitlayout.h"
 #include "gitreach.h"
-#include "policy/path.h"
+#include "common/path.h"
 #include "common/err.h"
 
 #include <errno.h>
@@ -27,7 +27,7 @@ static int add_if_inside(struct walk *w, const char *abs, const char *why)
 {
 	char norm[PATH_MAX];
 
-	if (sfs_path_normalise(abs, norm, sizeof(norm)) < 0)
+	if (path_normalise(abs, norm, sizeof(norm)) < 0)
 		return 0;
 	return sfs_git_protect_path(w->policy, w->source, norm, why, w->err);
 }

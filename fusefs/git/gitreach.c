@@ -1,7 +1,7 @@
 /* gitreach.c - see gitreach.h. Runs once, before the mount serves
  * anything, and for `sandyfs explain` and `rules`. */
 #include "gitreach.h"
-#include "policy/path.h"
+#include "common/path.h"
 #include "common/err.h"
 #include "common/util.h"
 
@@ -123,7 +123,7 @@ static int resolve(const struct reach *r, const char *base, const char *path, ch
 	}
 	if (n < 0 || (size_t)n >= sizeof(joined))
 		return -ENAMETOOLONG;
-	n = sfs_path_normalise(joined, out, size);
+	n = path_normalise(joined, out, size);
 	return n < 0 ? n : 0;
 }
 
@@ -145,7 +145,7 @@ static bool under_dotgit(const char *rel)
 int sfs_git_protect_path(struct sfs_policy *p, const char *source, const char *abs,
 			 const char *why, char **err)
 {
-	const char *rel = sfs_path_below(abs, source);
+	const char *rel = path_below(abs, source);
 
 	if (!rel || !*rel || under_dotgit(rel))
 		return 0;
@@ -168,7 +168,7 @@ static int protect_named(struct reach *r, const char *base, const char *path, co
 	char abs[PATH_MAX];
 	cleanup_free char *text = NULL;
 
-	if (resolve(r, base, path, abs, sizeof(abs)) < 0 || !sfs_path_below(abs, r->source))
+	if (resolve(r, base, path, abs, sizeof(abs)) < 0 || !path_below(abs, r->source))
 		return 0;
 	if ((*key ? asprintf(&text, "%s in %s %s", key, file, why)
 		  : asprintf(&text, "%s %s", file, why)) < 0)
@@ -335,7 +335,7 @@ static int read_config(struct reach *r, const char *path, int depth)
 	if (stat(file, &st) < 0 || !S_ISREG(st.st_mode))
 		return 0; /* absent: nothing to read (and protected above if ours) */
 	r->files++;
-	snprintf(c.dir, sizeof(c.dir), "%.*s", (int)sfs_path_dirlen(file), file);
+	snprintf(c.dir, sizeof(c.dir), "%.*s", (int)path_dirlen(file), file);
 	/* A file git cannot parse makes git stop before it runs anything;
 	 * what it would include is then nothing. */
 	if (git_config_open_ondisk(&cfg, file) < 0)
@@ -377,7 +377,7 @@ static int protect_hook_links(struct reach *r, const char *hooks)
 			if (n < 0)
 				break;
 			target[n] = '\0';
-			snprintf(dir, sizeof(dir), "%.*s", (int)sfs_path_dirlen(cur), cur);
+			snprintf(dir, sizeof(dir), "%.*s", (int)path_dirlen(cur), cur);
 			if (resolve(r, dir, target, next, sizeof(next)) < 0)
 				break;
 			e = protect(r, next, why);

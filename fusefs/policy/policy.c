@@ -20,7 +20,7 @@
 
 #include "canon.h"
 #include "glob.h"
-#include "path.h"
+#include "common/path.h"
 #include "policy.h"
 #include "common/err.h"
 #include "common/util.h"

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "canon.h"
-#include "path.h"
+#include "common/path.h"
 #include "symchain.h"
 #include "common/util.h"
 
@@ -170,8 +170,8 @@ static void check_chain(const struct sfs_policy *p, const char *linkpath, const 
 			struct sfs_decision *out)
 {
 	struct pending pd = {strdup(target), 0};
-	char hop[SFS_PATH_MAX];
-	size_t len = sfs_path_dirlen(linkpath);
+	char hop[PATH_REL_MAX];
+	size_t len = path_dirlen(linkpath);
 	int hops = 0;
 	struct seen *seen = calloc(1, sizeof(*seen));
 
@@ -185,7 +185,7 @@ static void check_chain(const struct sfs_policy *p, const char *linkpath, const 
 	while (pd.s[pd.pos]) {
 		const char *comp = pd.s + pd.pos;
 		size_t n = strcspn(comp, "/");
-		int r = sfs_path_step(path, cap, &len, comp, n);
+		int r = path_step(path, cap, &len, comp, n);
 
 		pd.pos += n;
 		while (pd.s[pd.pos] == '/')
@@ -224,7 +224,7 @@ static void check_chain(const struct sfs_policy *p, const char *linkpath, const 
 			goto done;
 		}
 		/* The link's target replaces it, resolved from its directory. */
-		len = sfs_path_dirlen(path);
+		len = path_dirlen(path);
 		path[len] = '\0';
 		int again = splice(&pd, hop);
 		if (again == 0)
@@ -267,12 +267,12 @@ void sfs_policy_check_symlink_target(const struct sfs_policy *p, const char *lin
 			out->err = ENOENT;
 		return;
 	}
-	path = malloc(SFS_PATH_MAX);
+	path = malloc(PATH_REL_MAX);
 	if (!path) {
 		sfs_symlink_refuse(out, &rule_sym_error);
 		return;
 	}
-	check_chain(p, linkpath, target, probe, ctx, path, SFS_PATH_MAX, out);
+	check_chain(p, linkpath, target, probe, ctx, path, PATH_REL_MAX, out);
 	free(path);
 }
 
@@ -288,7 +288,7 @@ void sfs_policy_check_symlink(const struct sfs_policy *p, const char *linkpath, 
 
 int sfs_policy_symlink_resolve(const char *linkpath, const char *target, char *out, size_t cap)
 {
-	size_t len = sfs_path_dirlen(linkpath);
+	size_t len = path_dirlen(linkpath);
 	int r;
 
 	if (!*target || *target == '/')
@@ -297,7 +297,7 @@ int sfs_policy_symlink_resolve(const char *linkpath, const char *target, char *o
 		return -ENAMETOOLONG;
 	memcpy(out, linkpath, len);
 	out[len] = '\0';
-	r = sfs_path_resolve(out, cap, &len, target);
+	r = path_resolve(out, cap, &len, target);
 	return r < 0 ? r : (int)len;
 }
 
@@ -311,8 +311,8 @@ struct dep_bufs {
 
 static int dep_bufs_init(struct dep_bufs *b)
 {
-	b->pcap = SFS_PATH_MAX;
-	b->ccap = SFS_CANON_CAP(SFS_PATH_MAX);
+	b->pcap = PATH_REL_MAX;
+	b->ccap = SFS_CANON_CAP(PATH_REL_MAX);
 	b->path = malloc(b->pcap);
 	b->canon = malloc(b->ccap);
 	b->cname = malloc(b->ccap);
@@ -337,7 +337,7 @@ static bool at_or_below(const char *path, size_t plen, const char *name, size_t 
 /* sfs_symlink_depends_on with NAME canonical in B->cname (NLEN bytes). */
 static bool depends_on_in(struct dep_bufs *b, const char *linkpath, const char *target, size_t nlen)
 {
-	size_t len = sfs_path_dirlen(linkpath);
+	size_t len = path_dirlen(linkpath);
 	ssize_t cl = sfs_canon_path(linkpath, strlen(linkpath), b->canon, b->ccap);
 
 	/* What cannot be told counts as depending: it is judged again. */
@@ -347,7 +347,7 @@ static bool depends_on_in(struct dep_bufs *b, const char *linkpath, const char *
 	b->path[len] = '\0';
 	for (const char *s = target; *s;) {
 		size_t n = strcspn(s, "/");
-		int r = sfs_path_step(b->path, b->pcap, &len, s, n);
+		int r = path_step(b->path, b->pcap, &len, s, n);
 
 		if (r < 0)
 			return r != -EXDEV; /* out of SOURCE: nothing in it redirects it */

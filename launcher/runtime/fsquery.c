@@ -6,6 +6,8 @@
 #include "sys/host.h"
 #include "sys/platform.h"
 
+#include "common/path.h"
+
 #include <limits.h>
 #include <string.h>
 #include <unistd.h>
@@ -41,9 +43,7 @@ int sandyfs_prog_find(struct sandyfs_prog *p, const char *engine, const char *pr
 		 * asked about mean there what they mean here; elsewhere only
 		 * the project's own path does. */
 		char cwd[PATH_MAX];
-		size_t len = strlen(real);
-		bool inside = getcwd(cwd, sizeof(cwd)) && !strncmp(cwd, real, len) &&
-			      (cwd[len] == '\0' || cwd[len] == '/');
+		bool inside = getcwd(cwd, sizeof(cwd)) && path_below(cwd, real);
 		/* The image's answers are its sandyfs's and rules: this
 		 * sandy's, or none. */
 		if ((r = fsbox_image_check(engine, fsbox_image())) < 0)

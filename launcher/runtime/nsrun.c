@@ -6,6 +6,8 @@
 #include "sys/proc.h"
 #include "sys/sandy.h"
 
+#include "common/path.h"
+
 #include <string.h>
 
 int nsrun_inside(int argc, char **argv)
@@ -74,10 +76,7 @@ int nsrun_inside(int argc, char **argv)
  * project's root. */
 static const char *start_dir(const char *project, char *cwd, size_t size)
 {
-	size_t len = strlen(project);
-
-	if (getcwd(cwd, size) && !strncmp(cwd, project, len) &&
-	    (cwd[len] == '\0' || cwd[len] == '/'))
+	if (getcwd(cwd, size) && path_below(cwd, project))
 		return cwd;
 	return project;
 }

@@ -5,7 +5,7 @@
 #include <stdbool.h>
 #include <string.h>
 
-int sfs_path_append(char *buf, size_t cap, size_t *blen, const char *name, size_t len)
+int path_append(char *buf, size_t cap, size_t *blen, const char *name, size_t len)
 {
 	size_t at = *blen;
 	bool sep = at > 0 && !(at == 1 && buf[0] == '/');
@@ -21,7 +21,7 @@ int sfs_path_append(char *buf, size_t cap, size_t *blen, const char *name, size_
 	return 0;
 }
 
-int sfs_path_step(char *buf, size_t cap, size_t *blen, const char *comp, size_t len)
+int path_step(char *buf, size_t cap, size_t *blen, const char *comp, size_t len)
 {
 	if (len == 0 || (len == 1 && comp[0] == '.'))
 		return 0;
@@ -39,15 +39,15 @@ int sfs_path_step(char *buf, size_t cap, size_t *blen, const char *comp, size_t 
 		*blen = at;
 		return 0;
 	}
-	int r = sfs_path_append(buf, cap, blen, comp, len);
+	int r = path_append(buf, cap, blen, comp, len);
 	return r < 0 ? r : 1;
 }
 
-int sfs_path_resolve(char *buf, size_t cap, size_t *blen, const char *path)
+int path_resolve(char *buf, size_t cap, size_t *blen, const char *path)
 {
 	for (const char *p = path; *p;) {
 		size_t n = strcspn(p, "/");
-		int r = sfs_path_step(buf, cap, blen, p, n);
+		int r = path_step(buf, cap, blen, p, n);
 		if (r < 0)
 			return r;
 		p += n;
@@ -57,7 +57,7 @@ int sfs_path_resolve(char *buf, size_t cap, size_t *blen, const char *path)
 	return 0;
 }
 
-int sfs_path_normalise(const char *path, char *out, size_t cap)
+int path_normalise(const char *path, char *out, size_t cap)
 {
 	size_t len = 0;
 
@@ -70,11 +70,11 @@ int sfs_path_normalise(const char *path, char *out, size_t cap)
 		out[len++] = '/';
 		out[len] = '\0';
 	}
-	int r = sfs_path_resolve(out, cap, &len, path);
+	int r = path_resolve(out, cap, &len, path);
 	return r < 0 ? r : (int)len;
 }
 
-const char *sfs_path_below(const char *path, const char *dir)
+const char *path_below(const char *path, const char *dir)
 {
 	size_t n = strlen(dir);
 
@@ -87,7 +87,7 @@ const char *sfs_path_below(const char *path, const char *dir)
 	return path[n] == '/' ? path + n + 1 : NULL;
 }
 
-size_t sfs_path_dirlen(const char *path)
+size_t path_dirlen(const char *path)
 {
 	const char *slash = strrchr(path, '/');
 
