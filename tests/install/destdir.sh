@@ -170,7 +170,7 @@ sandy-fs" "$(builds "$build/launcher/sandy" build-image --from base:1)"
 check_eq "the installed sandy builds sandyfs's image from source on request" sandy-fs \
 	"$(builds "$bin/sandy" build-image --fs-only --fs-from-source --from base:1)"
 grep '^\./source/' "$base/context.1" >"$base/installed-source"
-check "... with sandyfs's source in its context" grep -qx ./source/fusefs/main.c "$base/installed-source"
+check "... with sandyfs's source in its context" grep -qx ./source/fusefs/cli/main.c "$base/installed-source"
 check_fails "... and not this host's sandyfs" grep -qx ./sandyfs "$base/context.1"
 builds "$build/launcher/sandy" build-image --fs-only --fs-from-source --from base:1 >/dev/null
 grep '^\./source/' "$base/context.1" >"$base/built-source"
