@@ -37,6 +37,8 @@ name=${test#"$build/"}
 name=${name#"$src/"}
 
 export SANDY_SRC="$src" SANDY_BUILD="$build" SANDYFS="$build/fusefs/sandyfs"
+# Under the sanitizers: leaks of the system's libraries, named there.
+export LSAN_OPTIONS="suppressions=$src/tests/lsan.supp${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
 SANDY_CACHE_DIR=$(mktemp -d /var/tmp/sandy-cache.XXXXXX) || exit 1
 export SANDY_CACHE_DIR
 log=$(mktemp /var/tmp/sandy-tap.XXXXXX) || exit 1
