@@ -90,6 +90,16 @@ extern const struct choices network_choices;
  * -EINVAL said. */
 int network_env(enum egress_mode *mode);
 
+/* The rule options in a getopt_long table, declared once for every
+ * command that takes them (rule_option handles them); their short
+ * letters "t:r:" go in the command's short options. */
+/* clang-format off */
+#define RULE_LONG_OPTS                                                                             \
+	{"type", required_argument, NULL, 't'},                                                    \
+	{"rules", required_argument, NULL, 'r'},                                                   \
+	{"no-detect", no_argument, NULL, OPT_NO_DETECT}
+/* clang-format on */
+
 /* Handles the rule options shared by a session, `explain`, `git` and
  * `kube`, as sandyfs takes them, into ARGS: 1 when C was one, 0 when not,
  * -ENOMEM said. */

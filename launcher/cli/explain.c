@@ -17,9 +17,7 @@ struct explain_opts {
 static const char shortopts[] = ":t:r:C:h";
 
 static const struct option longopts[] = {
-	{"type", required_argument, NULL, 't'},
-	{"rules", required_argument, NULL, 'r'},
-	{"no-detect", no_argument, NULL, OPT_NO_DETECT},
+	RULE_LONG_OPTS,
 	{"json", no_argument, NULL, OPT_JSON},
 	{"help", no_argument, NULL, 'h'},
 	{NULL, 0, NULL, 0},

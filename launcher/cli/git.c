@@ -19,9 +19,7 @@ struct git_opts {
 static const char shortopts[] = ":t:r:h";
 
 static const struct option longopts[] = {
-	{"type", required_argument, NULL, 't'},
-	{"rules", required_argument, NULL, 'r'},
-	{"no-detect", no_argument, NULL, OPT_NO_DETECT},
+	RULE_LONG_OPTS,
 	{"force", no_argument, NULL, OPT_FORCE},
 	{"help", no_argument, NULL, 'h'},
 	{NULL, 0, NULL, 0},

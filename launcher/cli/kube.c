@@ -23,9 +23,7 @@ static const struct option longopts[] = {
 	{"agent", required_argument, NULL, OPT_AGENT},
 	{"network", required_argument, NULL, OPT_NETWORK},
 	{"allow", required_argument, NULL, OPT_ALLOW},
-	{"type", required_argument, NULL, 't'},
-	{"rules", required_argument, NULL, 'r'},
-	{"no-detect", no_argument, NULL, OPT_NO_DETECT},
+	RULE_LONG_OPTS,
 	{"help", no_argument, NULL, 'h'},
 	{NULL, 0, NULL, 0},
 };
